@@ -1,0 +1,139 @@
+// GB/s of weights streamed by matmul for each weight dtype, kernel path and
+// thread count: the number that bounds decode speed (DESIGN.md "physics").
+// Weight matrices are 32 MiB or more, larger than the caches, as in decode.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ladder/kernels/cpu/matmul.h"
+#include "ladder/kernels/cpu/quantize_activations.h"
+#include "ladder/kernels/cpu/vec_dot.h"
+#include "ladder/tensor/half.h"
+#include "ladder/tensor/reference_ops.h"
+
+namespace {
+
+using namespace ladder;
+using kernels::cpu::Isa;
+using tensor::DType;
+
+constexpr int64_t kNIn = 1536;  // SmolLM2's FFN width; a whole number of K-quant blocks
+constexpr size_t kTargetBytes = size_t{48} << 20;
+
+// Random float rows quantized by tensor's reference, so every scale is sane.
+std::vector<uint8_t> make_weights(DType dtype, int64_t n_out) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 0.05f);
+    std::vector<float> row(kNIn);
+    const size_t row_bytes = *tensor::row_bytes(dtype, kNIn);
+    std::vector<uint8_t> out(row_bytes * static_cast<size_t>(n_out));
+    const bool direct = tensor::can_quantize(dtype);
+    std::vector<uint8_t> template_row(row_bytes);
+    for (int64_t r = 0; r < n_out; ++r) {
+        for (auto& v : row) v = normal(rng);
+        if (direct) {
+            tensor::quantize_row(dtype, row.data(), out.data() + r * row_bytes, kNIn);
+        } else {
+            // K-quants have no reference quantizer: random codes, small scales.
+            for (size_t b = 0; b < row_bytes; ++b)
+                out[r * row_bytes + b] = static_cast<uint8_t>(rng());
+        }
+    }
+    if (!direct) {
+        const int64_t n_blocks =
+            static_cast<int64_t>(out.size()) / tensor::dtype_traits(dtype).block_bytes;
+        const int64_t block_bytes = tensor::dtype_traits(dtype).block_bytes;
+        const uint16_t small = tensor::fp32_to_fp16(0.001f);
+        for (int64_t b = 0; b < n_blocks; ++b) {
+            uint8_t* block = out.data() + b * block_bytes;
+            if (dtype == DType::Q6_K) {
+                std::memcpy(block + 208, &small, 2);
+            } else {
+                std::memcpy(block, &small, 2);
+                std::memcpy(block + 2, &small, 2);
+            }
+        }
+    }
+    return out;
+}
+
+void bm_matmul(benchmark::State& state, Isa isa, DType dtype) {
+    if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
+        state.SkipWithError("path not supported by this CPU");
+        return;
+    }
+    const auto& k = kernels::cpu::cpu_kernels_for(isa);
+    const int n_threads = static_cast<int>(state.range(0));
+    const int64_t n_rows = state.range(1);
+    const size_t row_bytes = *tensor::row_bytes(dtype, kNIn);
+    const int64_t n_out = static_cast<int64_t>(kTargetBytes / row_bytes);
+    const auto weights = make_weights(dtype, n_out);
+    const auto w = kernels::cpu::make_weight_matrix(dtype, weights.data(), n_out, kNIn);
+
+    std::mt19937 rng(8);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(n_rows * kNIn));
+    for (auto& v : x) v = normal(rng);
+    const DType act = tensor::vec_dot_type(dtype);
+    std::vector<uint8_t> buffer(kernels::cpu::quantized_activations_bytes(act, n_rows, kNIn));
+    const auto q = kernels::cpu::quantize_activations(k, act, x.data(), n_rows, kNIn, buffer.data(),
+                                                      buffer.size());
+    std::vector<float> out(static_cast<size_t>(n_rows * n_out));
+    util::ThreadPool pool(n_threads);
+    for (auto _ : state) {
+        kernels::cpu::matmul(k, w, q, out.data(), pool);
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                            static_cast<int64_t>(weights.size()));
+    state.counters["GFLOP/s"] = benchmark::Counter(
+        2.0 * static_cast<double>(n_out * kNIn * n_rows) * static_cast<double>(state.iterations()),
+        benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+void bm_quantize(benchmark::State& state, Isa isa, DType act) {
+    if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
+        state.SkipWithError("path not supported by this CPU");
+        return;
+    }
+    const auto quantize = kernels::cpu::cpu_kernels_for(isa).quantize_row(act);
+    const int64_t n = 64 * kNIn;
+    std::vector<float> x(static_cast<size_t>(n), 0.25f);
+    std::vector<uint8_t> out(*tensor::row_bytes(act, n));
+    for (auto _ : state) {
+        quantize(x.data(), out.data(), n);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * 4);
+}
+
+int register_all() {
+    for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+        const std::string path(kernels::cpu::isa_name(isa));
+        for (const DType dtype :
+             {DType::Q4_1, DType::Q8_0, DType::Q5_0, DType::Q4_K, DType::Q6_K, DType::F16}) {
+            const std::string name =
+                "matmul/" + path + "/" + std::string(tensor::dtype_name(dtype));
+            auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_matmul, isa, dtype);
+            b->ArgNames({"threads", "T"})->Args({1, 1})->Args({2, 1})->Args({2, 16});
+            b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+        }
+        for (const DType act : {DType::Q8_0, DType::Q8_1, DType::Q8_K}) {
+            const std::string name =
+                "quantize/" + path + "/" + std::string(tensor::dtype_name(act));
+            benchmark::RegisterBenchmark(name.c_str(), bm_quantize, isa, act)->MinTime(0.2);
+        }
+    }
+    return 0;
+}
+
+const int registered = register_all();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,93 @@
+// `ladder logprobs`: the model's top next-token log-probabilities at every
+// position of a text or token list, as JSON. It is how fidelity against
+// another engine is checked (top-1 agreement, KL divergence).
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "ladder/cli/commands.h"
+#include "ladder/engine/model_bundle.h"
+#include "ladder/engine/sampler.h"
+#include "ladder/engine/session.h"
+#include "ladder/util/error.h"
+#include "ladder/util/thread_pool.h"
+
+namespace ladder::cli {
+
+namespace {
+
+struct LogprobsOptions {
+    std::string model_path;
+    int n_threads = 1;
+    std::string prompt;
+    std::string tokens_json;
+    int top = 20;
+};
+
+std::vector<int32_t> parse_token_list(const std::string& text, int32_t vocab_size) {
+    const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+    if (!parsed.is_array()) util::fail("--tokens must be a JSON array of token ids");
+    std::vector<int32_t> tokens;
+    for (const auto& item : parsed) {
+        if (!item.is_number_integer() || item.get<int64_t>() < 0 || item.get<int64_t>() >= vocab_size) {
+            util::fail("--tokens: {} is not a token id in [0, {})", item.dump(), vocab_size);
+        }
+        tokens.push_back(item.get<int32_t>());
+    }
+    return tokens;
+}
+
+void run_logprobs(const LogprobsOptions& options) {
+    const engine::ModelBundle bundle = engine::load_model_bundle(resolve_model_path(options.model_path));
+    const int32_t vocab_size = bundle.model->config().vocab_size;
+    const std::vector<int32_t> tokens =
+        options.tokens_json.empty() ? bundle.tokenizer->encode(options.prompt, true, false)
+                                    : parse_token_list(options.tokens_json, vocab_size);
+    if (tokens.empty()) util::fail("nothing to score: the token list is empty");
+    if (static_cast<int64_t>(tokens.size()) > bundle.model->config().context_length) {
+        util::fail("{} tokens exceed the model's context of {}", tokens.size(),
+                   bundle.model->config().context_length);
+    }
+    util::ThreadPool pool(options.n_threads);
+    engine::Session session(*bundle.model, pool, static_cast<int32_t>(tokens.size()));
+    std::vector<float> logits;
+    session.append_scoring_all(tokens, logits);
+
+    nlohmann::json positions = nlohmann::json::array();
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::span<const float> row(logits.data() + i * static_cast<size_t>(vocab_size),
+                                         static_cast<size_t>(vocab_size));
+        nlohmann::json top = nlohmann::json::array();
+        for (const auto& [id, logprob] : engine::top_logprobs(row, options.top)) {
+            top.push_back({id, logprob});
+        }
+        positions.push_back(std::move(top));
+    }
+    const nlohmann::json out = {{"tokens", tokens}, {"top_logprobs", positions}};
+    std::cout << out.dump() << '\n';
+}
+
+}  // namespace
+
+void add_logprobs_command(CLI::App& app) {
+    auto options = std::make_shared<LogprobsOptions>();
+    CLI::App* command = app.add_subcommand(
+        "logprobs", "top next-token log-probabilities at every position, as JSON");
+    add_model_option(*command, options->model_path);
+    add_threads_option(*command, options->n_threads);
+    auto* prompt = command->add_option("-p,--prompt", options->prompt, "text to score");
+    auto* tokens = command->add_option("--tokens", options->tokens_json,
+                                       "token ids to score, as a JSON array");
+    prompt->excludes(tokens);
+    command->add_option("--top", options->top, "log-probabilities per position")
+        ->default_val(20)
+        ->check(CLI::Range(1, 1000));
+    command->callback([options, prompt, tokens] {
+        if (prompt->count() == 0 && tokens->count() == 0) util::fail("give -p TEXT or --tokens JSON");
+        run_logprobs(*options);
+    });
+}
+
+}  // namespace ladder::cli

@@ -1,0 +1,31 @@
+// The `ladder` binary: registers the subcommands and turns any error from
+// outside input into one line on stderr and a non-zero exit.
+#include <cstdio>
+#include <exception>
+
+#include "ladder/cli/commands.h"
+#include "ladder/util/error.h"
+
+int main(int argc, char** argv) {
+    CLI::App app{"ladder: LLM inference engine and server"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "ladder 0.1.0");
+    ladder::cli::add_info_command(app);
+    ladder::cli::add_tokenize_command(app);
+    ladder::cli::add_run_command(app);
+    ladder::cli::add_chat_command(app);
+    ladder::cli::add_perplexity_command(app);
+    ladder::cli::add_logprobs_command(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        return app.exit(error);
+    } catch (const ladder::util::InputError& error) {
+        std::fprintf(stderr, "ladder: error: %s\n", error.what());
+        return 1;
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "ladder: error: %s\n", error.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,34 @@
+// Everything loaded from one GGUF file that generation needs: the mapped file,
+// the model, its tokenizer and its chat template. Built once, then read-only
+// (the model's scratch aside, which the engine thread owns).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ladder/gguf/gguf_file.h"
+#include "ladder/model/model.h"
+#include "ladder/tokenizer/chat_template.h"
+#include "ladder/tokenizer/tokenizer.h"
+
+namespace ladder::engine {
+
+struct ModelBundle {
+    std::unique_ptr<gguf::GgufFile> file;
+    std::unique_ptr<model::Model> model;
+    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+    // Absent when the file has no template and none was named.
+    std::optional<tokenizer::ChatTemplate> chat_template;
+    // Why chat_template is absent (for a clear error when chat is asked for).
+    std::string chat_template_error;
+};
+
+// Opens and validates the file and builds all parts. chat_template_name, when
+// not empty, overrides the file's template. Throws util::InputError.
+ModelBundle load_model_bundle(const std::string& path, const std::string& chat_template_name = "");
+
+// The chat template, or an InputError that says why there is none.
+const tokenizer::ChatTemplate& require_chat_template(const ModelBundle& bundle);
+
+}  // namespace ladder::engine

@@ -1,0 +1,292 @@
+// The sampler chain and log-probabilities. Every step that reorders or drops
+// candidates leaves them in an order fixed by (logit, id) alone, so a seeded
+// draw walks the same sequence on every standard library (given libm's exp).
+#include "ladder/engine/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ladder/util/check.h"
+
+namespace ladder::engine {
+namespace {
+
+constexpr float kNever = -std::numeric_limits<float>::infinity();
+
+// A NaN logit (a model bug) would break the sorts' ordering: it ranks last.
+float sortable(float logit) { return std::isnan(logit) ? kNever : logit; }
+
+// exp(logit - max_logit): the unnormalized probability. Single-precision exp
+// is several times cheaper over a whole vocabulary; sums run in double.
+double weight(float logit, float max_logit) { return std::exp(logit - max_logit); }
+
+// Higher logit first; the lower id breaks ties, which makes every sort a total order.
+template <typename T>
+bool ranks_before(const T& a, const T& b) {
+    if (a.logit != b.logit) return a.logit > b.logit;
+    return a.id < b.id;
+}
+
+// Ignores NaN; the lowest id wins ties.
+TokenId argmax(std::span<const float> logits) {
+    TokenId best = 0;
+    float best_logit = kNever;
+    bool found = false;
+    for (std::size_t i = 0; i < logits.size(); ++i) {
+        if (!found ? !std::isnan(logits[i]) : logits[i] > best_logit) {
+            best = static_cast<TokenId>(i);
+            best_logit = logits[i];
+            found = true;
+        }
+    }
+    return best;
+}
+
+// log(sum(exp(logits))), accumulated in double.
+double log_sum_exp(std::span<const float> logits) {
+    float max_logit = kNever;
+    for (float l : logits) max_logit = std::max(max_logit, l);
+    if (!std::isfinite(max_logit)) return max_logit;
+    double sum = 0.0;
+    for (float l : logits) {
+        if (!std::isnan(l)) sum += weight(l, max_logit);
+    }
+    return max_logit + std::log(sum);
+}
+
+uint64_t seed_of(const SamplingParams& params) {
+    if (params.seed) return *params.seed;
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace
+
+Sampler::Sampler(const SamplingParams& params) : params_(params) {
+    validate(params_);
+    rng_.seed(seed_of(params_));
+}
+
+double Sampler::next_uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+void Sampler::apply_penalties(std::span<float> logits, std::span<const TokenId> history) {
+    const bool neutral = params_.repetition_penalty == 1.0f && params_.frequency_penalty == 0.0f &&
+                         params_.presence_penalty == 0.0f;
+    if (neutral || params_.penalty_last_n == 0 || history.empty()) return;
+    std::size_t n = history.size();
+    if (params_.penalty_last_n > 0) {
+        n = std::min(n, static_cast<std::size_t>(params_.penalty_last_n));
+    }
+    window_.assign(history.end() - static_cast<std::ptrdiff_t>(n), history.end());
+    std::sort(window_.begin(), window_.end());
+    for (std::size_t i = 0; i < window_.size();) {
+        const TokenId id = window_[i];
+        std::size_t count = 0;
+        while (i < window_.size() && window_[i] == id) {
+            ++i;
+            ++count;
+        }
+        LADDER_CHECK(id >= 0 && static_cast<std::size_t>(id) < logits.size(),
+                     "token id in the history outside the vocabulary");
+        float& logit = logits[static_cast<std::size_t>(id)];
+        // Dividing a negative logit would raise its probability, so it is multiplied.
+        logit =
+            logit > 0.0f ? logit / params_.repetition_penalty : logit * params_.repetition_penalty;
+        logit -= static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty;
+    }
+}
+
+TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> history) {
+    LADDER_CHECK(!logits.empty(), "sampling from an empty vocabulary");
+    apply_penalties(logits, history);
+    if (params_.temperature == 0.0f) return argmax(logits);
+
+    candidates_.resize(logits.size());
+    for (std::size_t i = 0; i < logits.size(); ++i) {
+        candidates_[i] = {static_cast<TokenId>(i), sortable(logits[i])};
+    }
+    if (params_.top_k > 0 && static_cast<std::size_t>(params_.top_k) < candidates_.size()) {
+        const auto k = static_cast<std::ptrdiff_t>(params_.top_k);
+        std::partial_sort(candidates_.begin(), candidates_.begin() + k, candidates_.end(),
+                          ranks_before<Candidate>);
+        candidates_.resize(static_cast<std::size_t>(k));
+    }
+    if (params_.top_p < 1.0f) keep_top_p();
+    if (params_.min_p > 0.0f) keep_min_p();
+    if (params_.temperature != 1.0f) {
+        // Shifted by the top logit first (which leaves the softmax unchanged) so
+        // that a tiny temperature cannot overflow the logits to infinity.
+        const float max_logit = max_candidate_logit();
+        if (std::isfinite(max_logit)) {
+            for (Candidate& c : candidates_) {
+                c.logit = (c.logit - max_logit) / params_.temperature;
+            }
+        }
+    }
+    return draw();
+}
+
+float Sampler::max_candidate_logit() const {
+    float max_logit = kNever;
+    for (const Candidate& c : candidates_) max_logit = std::max(max_logit, c.logit);
+    return max_logit;
+}
+
+// Keeps the candidates ranked at or above the cutoff: the token at which the
+// probability mass, taken in rank order, first reaches top_p. Sorting a 50k
+// vocabulary for a wide nucleus costs milliseconds, so a histogram of the
+// logits finds the bucket the cutoff lies in, and only that bucket is searched.
+void Sampler::keep_top_p() {
+    const float max_logit = max_candidate_logit();
+    if (!std::isfinite(max_logit)) return;
+    // Buckets 1/kBucketsPerUnit of a logit wide, below the top logit; the last
+    // one takes everything further down (weights there are below e^-32).
+    constexpr float kBucketsPerUnit = 32.0f;
+    constexpr std::size_t kBuckets = 1024;
+    auto bucket_of = [&](float logit) {
+        const float offset = (max_logit - logit) * kBucketsPerUnit;
+        return offset < static_cast<float>(kBuckets - 1) ? static_cast<std::size_t>(offset)
+                                                         : kBuckets - 1;
+    };
+    bucket_mass_.assign(kBuckets, 0.0);
+    double total = 0.0;
+    for (const Candidate& c : candidates_) {
+        const double w = weight(c.logit, max_logit);
+        bucket_mass_[bucket_of(c.logit)] += w;
+        total += w;
+    }
+    const double target = static_cast<double>(params_.top_p) * total;
+    std::size_t cut_bucket = 0;
+    double mass_above = 0.0;
+    while (cut_bucket + 1 < kBuckets && mass_above + bucket_mass_[cut_bucket] < target) {
+        mass_above += bucket_mass_[cut_bucket++];
+    }
+    selection_.clear();
+    for (const Candidate& c : candidates_) {
+        if (bucket_of(c.logit) == cut_bucket) {
+            selection_.push_back({c, weight(c.logit, max_logit)});
+        }
+    }
+    const Candidate cutoff = find_top_p_cutoff(target - mass_above);
+    std::size_t n_kept = 0;
+    for (const Candidate& c : candidates_) {
+        const std::size_t bucket = bucket_of(c.logit);
+        candidates_[n_kept] = c;
+        n_kept += bucket < cut_bucket || (bucket == cut_bucket && !ranks_before(cutoff, c));
+    }
+    candidates_.resize(n_kept);
+}
+
+// Quickselect by mass instead of by count, over selection_. Hand-written
+// partitioning keeps the summation order, hence the result at a rounding
+// boundary, the same on every standard library.
+Sampler::Candidate Sampler::find_top_p_cutoff(double target) {
+    std::size_t lo = 0;
+    std::size_t hi = selection_.size();
+    double mass_above = 0.0;  // of the candidates known to rank before [lo, hi)
+    while (hi - lo > 1) {
+        // Median of three by rank as the pivot, moved to the end of the range.
+        auto before = [](const Weighted& a, const Weighted& b) {
+            return ranks_before(a.candidate, b.candidate);
+        };
+        auto order = [&](std::size_t first, std::size_t second) {
+            if (before(selection_[second], selection_[first])) {
+                std::swap(selection_[first], selection_[second]);
+            }
+        };
+        const std::size_t mid = lo + (hi - lo) / 2;
+        order(lo, mid);
+        order(lo, hi - 1);
+        order(hi - 1, mid);
+        const Weighted pivot = selection_[hi - 1];
+        std::size_t n_before = lo;
+        double mass_before = 0.0;
+        for (std::size_t i = lo; i + 1 < hi; ++i) {
+            if (before(selection_[i], pivot)) {
+                mass_before += selection_[i].weight;
+                std::swap(selection_[i], selection_[n_before++]);
+            }
+        }
+        std::swap(selection_[n_before], selection_[hi - 1]);  // the pivot between the parts
+        if (mass_above + mass_before >= target) {
+            hi = n_before;  // the cutoff ranks before the pivot
+        } else if (mass_above + mass_before + pivot.weight >= target) {
+            return pivot.candidate;
+        } else {
+            mass_above += mass_before + pivot.weight;
+            lo = n_before + 1;
+        }
+    }
+    // One candidate left, or none when rounding kept the mass short of target
+    // to the very end: then everything stays.
+    if (hi > lo) return selection_[lo].candidate;
+    return {std::numeric_limits<TokenId>::max(), kNever};
+}
+
+// min-p compares probabilities to the top one's, which on logits is a fixed
+// offset from the top logit (as llama.cpp computes it).
+void Sampler::keep_min_p() {
+    const float max_logit = max_candidate_logit();
+    if (!std::isfinite(max_logit)) return;
+    const float threshold = max_logit + std::log(params_.min_p);
+    // A stable filter: the survivors keep their (deterministic) order.
+    std::size_t n_kept = 0;
+    for (const Candidate& c : candidates_) {
+        if (c.logit >= threshold) candidates_[n_kept++] = c;
+    }
+    candidates_.resize(n_kept);
+}
+
+TokenId Sampler::draw() {
+    LADDER_CHECK(!candidates_.empty(), "every candidate token was filtered out");
+    const float max_logit = max_candidate_logit();
+    if (!std::isfinite(max_logit)) return candidates_.front().id;
+    weights_.resize(candidates_.size());
+    double total = 0.0;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+        weights_[i] = weight(candidates_[i].logit, max_logit);
+        total += weights_[i];
+    }
+    const double target = next_uniform() * total;
+    double cumulative = 0.0;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+        cumulative += weights_[i];
+        if (target < cumulative) return candidates_[i].id;
+    }
+    // Rounding left target at the very end: the last token with any weight.
+    for (std::size_t i = candidates_.size(); i-- > 0;) {
+        if (weights_[i] > 0.0) return candidates_[i].id;
+    }
+    return candidates_.back().id;
+}
+
+float logprob_of(std::span<const float> logits, TokenId id) {
+    LADDER_CHECK(id >= 0 && static_cast<std::size_t>(id) < logits.size(),
+                 "logprob of a token outside the vocabulary");
+    return static_cast<float>(logits[static_cast<std::size_t>(id)] - log_sum_exp(logits));
+}
+
+std::vector<std::pair<TokenId, float>> top_logprobs(std::span<const float> logits, int n) {
+    const std::size_t count = std::min(logits.size(), static_cast<std::size_t>(std::max(n, 0)));
+    if (count == 0) return {};
+    struct Entry {
+        TokenId id;
+        float logit;
+    };
+    std::vector<Entry> entries(logits.size());
+    for (std::size_t i = 0; i < logits.size(); ++i) {
+        entries[i] = {static_cast<TokenId>(i), sortable(logits[i])};
+    }
+    std::partial_sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(count),
+                      entries.end(), ranks_before<Entry>);
+    const double lse = log_sum_exp(logits);
+    std::vector<std::pair<TokenId, float>> result;
+    result.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        result.emplace_back(entries[i].id, static_cast<float>(entries[i].logit - lse));
+    }
+    return result;
+}
+
+}  // namespace ladder::engine

@@ -1,0 +1,45 @@
+// Matrix products of a weight matrix with quantized activations, split over
+// output rows across the thread pool: the one entry the model's linear layers call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ladder/kernels/cpu/quantize_activations.h"
+#include "ladder/kernels/cpu/vec_dot.h"
+#include "ladder/tensor/dtype.h"
+#include "ladder/util/thread_pool.h"
+
+namespace ladder::kernels::cpu {
+
+// Weights [n_out, n_in] of one dtype as GGUF stores them (ne0 = n_in): row r is
+// row_bytes long at data + r * row_bytes. Usually a view into the mapped file.
+struct WeightMatrix {
+    tensor::DType dtype = tensor::DType::F32;
+    const void* data = nullptr;
+    int64_t n_out = 0;
+    int64_t n_in = 0;
+    size_t row_bytes = 0;
+
+    const void* row(int64_t r) const {
+        return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes;
+    }
+};
+
+// A view with row_bytes computed from dtype and n_in (checked to be whole blocks).
+WeightMatrix make_weight_matrix(tensor::DType dtype, const void* data, int64_t n_out, int64_t n_in);
+
+// out [x.n_rows, w.n_out] = x [n_rows, n_in] . w^T, with x already quantized
+// to tensor::vec_dot_type(w.dtype). Each output is one vec_dot of a weight row
+// with an activation row, so its value depends on neither T nor the thread
+// count nor the tiling (batch invariance). Output rows are split into tiles
+// across the pool; a tile reads each weight row once from memory and applies
+// it to every activation row while it is in L1.
+void matmul(const CpuKernels& kernels, const WeightMatrix& w, const QuantizedActivations& x,
+            float* out, util::ThreadPool& pool);
+
+// The same with cpu_kernels().
+void matmul(const WeightMatrix& w, const QuantizedActivations& x, float* out,
+            util::ThreadPool& pool);
+
+}  // namespace ladder::kernels::cpu

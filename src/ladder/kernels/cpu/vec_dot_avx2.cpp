@@ -1,0 +1,277 @@
+// AVX2 + FMA + F16C dot products (integer maddubs/madd per block, as ggml's x86
+// path does). Every function carries its target attribute so the rest of the
+// binary stays baseline x86-64; nothing here runs unless CPUID said AVX2.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "ladder/kernels/cpu/vec_dot_isa.h"
+#include "ladder/tensor/quant_blocks.h"
+
+namespace ladder::kernels::cpu {
+
+namespace {
+
+using tensor::BlockQ4_1;
+using tensor::BlockQ4_K;
+using tensor::BlockQ5_0;
+using tensor::BlockQ6_K;
+using tensor::BlockQ8_0;
+using tensor::BlockQ8_1;
+using tensor::BlockQ8_K;
+using tensor::kQK;
+using tensor::kQKK;
+
+#define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+LADDER_AVX2 inline float half_to_float(uint16_t h) {
+    return _cvtsh_ss(h);
+}
+
+// Sum of 8 floats in a fixed tree: (0+4, 1+5, 2+6, 3+7), then pairs, then the last two.
+LADDER_AVX2 inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// 32 nibbles of a 16-byte legacy block as bytes in element order: the low
+// nibbles are elements 0..15, the high nibbles elements 16..31.
+LADDER_AVX2 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+// Sum of unsigned u8 x signed s8 over each group of four bytes, in 8 int32 lanes.
+// maddubs cannot saturate here: callers pass u values below 64 or |s| <= 127
+// with u <= 128, so each pair sum stays inside int16.
+LADDER_AVX2 inline __m256i dot_u8_s8(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+LADDER_AVX2 float vec_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const BlockQ4_1*>(weights);
+    const auto* a = static_cast<const BlockQ8_1*>(activations);
+    const int64_t n_blocks = n / kQK;
+    __m256 acc = _mm256_setzero_ps();
+    float offsets = 0.0f;  // sum of m_w * s_a: the weights' offsets times the activation sums
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const __m256i q = unpack_nibbles_16(w[i].qs);
+        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
+        const float scale = half_to_float(w[i].d) * half_to_float(a[i].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(dot_u8_s8(q, y)), acc);
+        offsets += half_to_float(w[i].m) * half_to_float(a[i].s);
+    }
+    return hsum(acc) + offsets;
+}
+
+// Q8_0 x Q8_0: maddubs needs one unsigned operand, so move x's sign onto y.
+LADDER_AVX2 inline __m256i dot_s8_s8(__m256i x, __m256i y) {
+    return dot_u8_s8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+LADDER_AVX2 float vec_dot_q8_0_q8_0(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const BlockQ8_0*>(weights);
+    const auto* a = static_cast<const BlockQ8_0*>(activations);
+    const int64_t n_blocks = n / kQK;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qs));
+        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
+        const float scale = half_to_float(w[i].d) * half_to_float(a[i].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(dot_s8_s8(x, y)), acc);
+    }
+    return hsum(acc);
+}
+
+// Byte j of the result is 0x10 when bit j of the 32-bit mask is set, else 0:
+// the fifth bit of each Q5_0 element, already in place.
+LADDER_AVX2 inline __m256i expand_high_bits(const uint8_t qh_bytes[4]) {
+    uint32_t qh = 0;
+    std::memcpy(&qh, qh_bytes, sizeof qh);
+    // Byte j takes source byte j / 8, then keeps bit j % 8.
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(qh)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// Q5_0 x Q8_0: sum((q - 16) * y) = sum(q * y) - 16 * sum(y), both exact in int16 pairs.
+LADDER_AVX2 float vec_dot_q5_0_q8_0(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const BlockQ5_0*>(weights);
+    const auto* a = static_cast<const BlockQ8_0*>(activations);
+    const int64_t n_blocks = n / kQK;
+    const __m256i sixteen = _mm256_set1_epi8(16);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const __m256i q = _mm256_or_si256(unpack_nibbles_16(w[i].qs), expand_high_bits(w[i].qh));
+        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
+        const __m256i pairs =
+            _mm256_sub_epi16(_mm256_maddubs_epi16(q, y), _mm256_maddubs_epi16(sixteen, y));
+        const __m256i sums = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+        const float scale = half_to_float(w[i].d) * half_to_float(a[i].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(sums), acc);
+    }
+    return hsum(acc);
+}
+
+// Q4_K sub-block j's 6-bit scale and min from the 12 packed bytes (the layout of
+// ggml's get_scale_min_k4): sub-blocks 0..3 keep theirs in the low 6 bits of
+// bytes j and j + 4; 4..7 split theirs over a nibble of bytes 8..11 and the top
+// two bits of bytes j - 4 and j. Compiled for AVX2 like its caller: a call
+// into baseline SSE code with live 256-bit state stalls on AVX-SSE transitions.
+LADDER_AVX2 inline void unpack_q4_k_scales(const uint8_t packed[12], uint8_t scales[8],
+                                           uint8_t mins[8]) {
+    for (int j = 0; j < 4; ++j) {
+        scales[j] = packed[j] & 63;
+        mins[j] = packed[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; ++j) {
+        scales[j] = static_cast<uint8_t>((packed[j + 4] & 0x0f) | ((packed[j - 4] >> 6) << 4));
+        mins[j] = static_cast<uint8_t>((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4));
+    }
+}
+
+// Q4_K x Q8_K per super-block: d_a * d_w * sum_j scale_j * sum(q * y) over the
+// 8 sub-blocks, minus d_a * dmin_w * sum_j min_j * (sum of y in sub-block j),
+// the second from the activations' bsums.
+LADDER_AVX2 float vec_dot_q4_k_q8_k(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const BlockQ4_K*>(weights);
+    const auto* a = static_cast<const BlockQ8_K*>(activations);
+    const int64_t n_blocks = n / kQKK;
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256 acc = _mm256_setzero_ps();
+    float mins_total = 0.0f;
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        uint8_t scales[8];
+        uint8_t mins[8];
+        unpack_q4_k_scales(w[i].scales, scales, mins);
+        int32_t min_sum = 0;
+        for (int j = 0; j < 8; ++j) {
+            min_sum += mins[j] * (a[i].bsums[2 * j] + a[i].bsums[2 * j + 1]);
+        }
+        __m256i sums = _mm256_setzero_si256();
+        for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles) and 2c + 1
+            const __m256i packed =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qs + 32 * c));
+            const __m256i q_lo = _mm256_and_si256(packed, low4);
+            const __m256i q_hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+            const auto* y = reinterpret_cast<const __m256i*>(a[i].qs + 64 * c);
+            const __m256i p_lo = _mm256_maddubs_epi16(q_lo, _mm256_loadu_si256(y));
+            const __m256i p_hi = _mm256_maddubs_epi16(q_hi, _mm256_loadu_si256(y + 1));
+            sums =
+                _mm256_add_epi32(sums, _mm256_madd_epi16(p_lo, _mm256_set1_epi16(scales[2 * c])));
+            sums = _mm256_add_epi32(sums,
+                                    _mm256_madd_epi16(p_hi, _mm256_set1_epi16(scales[2 * c + 1])));
+        }
+        const float d = a[i].d * half_to_float(w[i].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sums), acc);
+        mins_total += a[i].d * half_to_float(w[i].dmin) * static_cast<float>(min_sum);
+    }
+    return hsum(acc) - mins_total;
+}
+
+// Q6_K x Q8_K per super-block: d_a * d_w * sum_g scale_g * (sum(q * y) - 32 *
+// bsum_g) over the 16 groups of 16, with q in [0, 63] so maddubs stays exact.
+LADDER_AVX2 float vec_dot_q6_k_q8_k(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const BlockQ6_K*>(weights);
+    const auto* a = static_cast<const BlockQ8_K*>(activations);
+    const int64_t n_blocks = n / kQKK;
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m256i bits45 = _mm256_set1_epi8(0x30);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const int8_t* sc = w[i].scales;
+        int32_t bias = 0;
+        for (int g = 0; g < 16; ++g) bias += sc[g] * a[i].bsums[g];
+        __m256i sums = _mm256_setzero_si256();
+        for (int half = 0; half < 2; ++half) {  // 128 elements each
+            const auto* ql = reinterpret_cast<const __m256i*>(w[i].ql + 64 * half);
+            const __m256i ql0 = _mm256_loadu_si256(ql);
+            const __m256i ql1 = _mm256_loadu_si256(ql + 1);
+            const __m256i qh =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qh + 32 * half));
+            // Elements 0..31, 32..63, 64..95, 96..127 of this half.
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(ql0, low4),
+                                _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
+                _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                                _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                                _mm256_and_si256(qh, bits45)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                                _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45)),
+            };
+            const auto* y = reinterpret_cast<const __m256i*>(a[i].qs + 128 * half);
+            for (int k = 0; k < 4; ++k) {
+                const int g = 8 * half + 2 * k;  // groups g (first 16 bytes) and g + 1
+                const __m256i group_scales =
+                    _mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g]));
+                const __m256i pairs = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256(y + k));
+                sums = _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, group_scales));
+            }
+        }
+        sums = _mm256_sub_epi32(sums, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, 32 * bias));
+        const float d = a[i].d * half_to_float(w[i].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sums), acc);
+    }
+    return hsum(acc);
+}
+
+// F16 x F16 and F32 x F32: 8 lanes of fused multiply-adds over element
+// i = 8k + lane, a fixed tree over the lanes, then the tail in order.
+LADDER_AVX2 float vec_dot_f16_f16(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const uint16_t*>(weights);
+    const auto* a = static_cast<const uint16_t*>(activations);
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i)));
+        const __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+        acc = _mm256_fmadd_ps(x, y, acc);
+    }
+    float sum = hsum(acc);
+    for (; i < n; ++i) sum += half_to_float(w[i]) * half_to_float(a[i]);
+    return sum;
+}
+
+LADDER_AVX2 float vec_dot_f32_f32(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const float*>(weights);
+    const auto* a = static_cast<const float*>(activations);
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(a + i), acc);
+    }
+    float sum = hsum(acc);
+    for (; i < n; ++i) sum += w[i] * a[i];
+    return sum;
+}
+
+}  // namespace
+
+namespace detail {
+
+void install_avx2_kernels(CpuKernels& k) {
+    using tensor::DType;
+    const auto set = [&k](DType weight_type, VecDotFn fn) {
+        k.vec_dot_by_weight[static_cast<int>(weight_type)] = fn;
+    };
+    set(DType::Q4_1, vec_dot_q4_1_q8_1);
+    set(DType::Q8_0, vec_dot_q8_0_q8_0);
+    set(DType::Q5_0, vec_dot_q5_0_q8_0);
+    set(DType::Q4_K, vec_dot_q4_k_q8_k);
+    set(DType::Q6_K, vec_dot_q6_k_q8_k);
+    set(DType::F16, vec_dot_f16_f16);
+    set(DType::F32, vec_dot_f32_f32);
+    install_avx2_quantizers(k);
+}
+
+}  // namespace detail
+
+}  // namespace ladder::kernels::cpu

@@ -1,0 +1,14 @@
+// Internal to kernels/cpu: each per-ISA file overwrites the entries it speeds
+// up in a table that starts as a copy of the path below it.
+#pragma once
+
+#include "ladder/kernels/cpu/vec_dot.h"
+
+namespace ladder::kernels::cpu::detail {
+
+void install_scalar_kernels(CpuKernels& kernels);  // tensor's reference code
+void install_avx2_kernels(CpuKernels& kernels);    // AVX2 + FMA + F16C
+void install_avx512_kernels(CpuKernels& kernels);  // AVX-512 F/BW/VL + VNNI
+void install_avx2_quantizers(CpuKernels& kernels);
+
+}  // namespace ladder::kernels::cpu::detail

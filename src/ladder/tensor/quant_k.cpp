@@ -1,0 +1,298 @@
+// Scalar reference for Q2_K .. Q6_K and Q8_K. Codes are read one element at a
+// time through small decoders (element e of a super-block, 0 <= e < 256), so
+// the bit layout is written down once and shared by dequantize and dot.
+#include "ladder/tensor/quant_k.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ladder/tensor/half.h"
+
+namespace ladder::tensor {
+
+namespace {
+
+// Q2_K and Q3_K keep 2-bit codes in four planes: element e sits in byte
+// 32 * (e / 128) + e % 32 at bit 2 * ((e % 128) / 32).
+int two_bit_code(const uint8_t* qs, int e) {
+    return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+}
+
+int q2_k_code(const BlockQ2_K& b, int e) { return two_bit_code(b.qs, e); }
+
+// Q3_K: the hmask bit of element e is bit e / 32 of hmask[e % 32]; a clear bit
+// means the code is 4 lower, giving the signed range [-4, 3].
+int q3_k_code(const BlockQ3_K& b, int e) {
+    const bool high = (b.hmask[e % 32] >> (e / 32)) & 1;
+    return two_bit_code(b.qs, e) - (high ? 0 : 4);
+}
+
+// Q3_K's 16 six-bit scales: low 4 bits are the nibbles of bytes 0..7 (low
+// nibbles for sub-blocks 0..7, high nibbles for 8..15); the top 2 bits come
+// from bytes 8..11, two bits per sub-block. Stored with a +32 bias.
+int q3_k_scale(const BlockQ3_K& b, int sub) {
+    const int low = sub < 8 ? (b.scales[sub] & 0x0f) : (b.scales[sub - 8] >> 4);
+    const int high = (b.scales[8 + sub % 4] >> (2 * (sub / 4))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+// Q4_K / Q5_K: eight 6-bit scales and eight 6-bit mins in 12 bytes. Sub-blocks
+// 0..3 keep them in the low 6 bits of bytes 0..3 (scales) and 4..7 (mins);
+// sub-blocks 4..7 take their low 4 bits from bytes 8..11 and their top 2 bits
+// from the spare top bits of bytes 0..7.
+struct ScaleMin {
+    int scale;
+    int min;
+};
+
+ScaleMin k4_scale_min(const uint8_t scales[kKScaleBytes], int sub) {
+    if (sub < 4) return {scales[sub] & 63, scales[sub + 4] & 63};
+    return {(scales[sub + 4] & 0x0f) | ((scales[sub - 4] >> 6) << 4),
+            (scales[sub + 4] >> 4) | ((scales[sub] >> 6) << 4)};
+}
+
+// Q4_K: each 32 bytes of qs hold 64 elements, low nibbles first.
+int q4_k_code(const uint8_t* qs, int e) {
+    const uint8_t byte = qs[32 * (e / 64) + e % 32];
+    return (e / 32) % 2 == 0 ? (byte & 0x0f) : (byte >> 4);
+}
+
+// Q5_K: the fifth bit of element e is bit e / 32 of qh[e % 32].
+int q5_k_code(const BlockQ5_K& b, int e) {
+    const int high = (b.qh[e % 32] >> (e / 32)) & 1;
+    return q4_k_code(b.qs, e) | (high << 4);
+}
+
+// Q6_K: per 128 elements, 64 bytes of ql and 32 of qh. Quarter k (32
+// elements) takes nibble k / 2 of ql bytes 32 * (k % 2) .. and bits 2k, 2k+1
+// of the qh bytes. Codes are stored with a +32 bias.
+int q6_k_code(const BlockQ6_K& b, int e) {
+    const int half = e / 128;
+    const int quarter = (e % 128) / 32;
+    const int l = e % 32;
+    const uint8_t low_byte = b.ql[64 * half + 32 * (quarter % 2) + l];
+    const int low = quarter < 2 ? (low_byte & 0x0f) : (low_byte >> 4);
+    const int high = (b.qh[32 * half + l] >> (2 * quarter)) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+// Integer dot of activations with codes over one sub-block [begin, begin + n).
+template <typename CodeOf>
+int sub_block_dot(const int8_t* a, int begin, int n, CodeOf code_of) {
+    int sum = 0;
+    for (int e = begin; e < begin + n; ++e) sum += code_of(e) * a[e];
+    return sum;
+}
+
+}  // namespace
+
+// ---- dequantize ------------------------------------------------------------
+// Per sub-block scale products are formed first (d * scale, dmin * min) and
+// then applied per element, the same float operations as ggml's dequantize.
+
+void dequantize_q2_k(const BlockQ2_K* blocks, float* dst, int64_t n_blocks) {
+    for (int64_t i = 0; i < n_blocks; ++i, dst += kQKK) {
+        const BlockQ2_K& b = blocks[i];
+        const float d = fp16_to_fp32(b.d);
+        const float dmin = fp16_to_fp32(b.dmin);
+        for (int sub = 0; sub < 16; ++sub) {
+            const float dl = d * static_cast<float>(b.scales[sub] & 0x0f);
+            const float ml = dmin * static_cast<float>(b.scales[sub] >> 4);
+            for (int e = 16 * sub; e < 16 * sub + 16; ++e) {
+                dst[e] = dl * static_cast<float>(q2_k_code(b, e)) - ml;
+            }
+        }
+    }
+}
+
+void dequantize_q3_k(const BlockQ3_K* blocks, float* dst, int64_t n_blocks) {
+    for (int64_t i = 0; i < n_blocks; ++i, dst += kQKK) {
+        const BlockQ3_K& b = blocks[i];
+        const float d = fp16_to_fp32(b.d);
+        for (int sub = 0; sub < 16; ++sub) {
+            const float dl = d * static_cast<float>(q3_k_scale(b, sub));
+            for (int e = 16 * sub; e < 16 * sub + 16; ++e) {
+                dst[e] = dl * static_cast<float>(q3_k_code(b, e));
+            }
+        }
+    }
+}
+
+void dequantize_q4_k(const BlockQ4_K* blocks, float* dst, int64_t n_blocks) {
+    for (int64_t i = 0; i < n_blocks; ++i, dst += kQKK) {
+        const BlockQ4_K& b = blocks[i];
+        const float d = fp16_to_fp32(b.d);
+        const float dmin = fp16_to_fp32(b.dmin);
+        for (int sub = 0; sub < 8; ++sub) {
+            const ScaleMin sm = k4_scale_min(b.scales, sub);
+            const float dl = d * static_cast<float>(sm.scale);
+            const float ml = dmin * static_cast<float>(sm.min);
+            for (int e = 32 * sub; e < 32 * sub + 32; ++e) {
+                dst[e] = dl * static_cast<float>(q4_k_code(b.qs, e)) - ml;
+            }
+        }
+    }
+}
+
+void dequantize_q5_k(const BlockQ5_K* blocks, float* dst, int64_t n_blocks) {
+    for (int64_t i = 0; i < n_blocks; ++i, dst += kQKK) {
+        const BlockQ5_K& b = blocks[i];
+        const float d = fp16_to_fp32(b.d);
+        const float dmin = fp16_to_fp32(b.dmin);
+        for (int sub = 0; sub < 8; ++sub) {
+            const ScaleMin sm = k4_scale_min(b.scales, sub);
+            const float dl = d * static_cast<float>(sm.scale);
+            const float ml = dmin * static_cast<float>(sm.min);
+            for (int e = 32 * sub; e < 32 * sub + 32; ++e) {
+                dst[e] = dl * static_cast<float>(q5_k_code(b, e)) - ml;
+            }
+        }
+    }
+}
+
+void dequantize_q6_k(const BlockQ6_K* blocks, float* dst, int64_t n_blocks) {
+    for (int64_t i = 0; i < n_blocks; ++i, dst += kQKK) {
+        const BlockQ6_K& b = blocks[i];
+        const float d = fp16_to_fp32(b.d);
+        for (int sub = 0; sub < 16; ++sub) {
+            const float dl = d * static_cast<float>(b.scales[sub]);
+            for (int e = 16 * sub; e < 16 * sub + 16; ++e) {
+                dst[e] = dl * static_cast<float>(q6_k_code(b, e));
+            }
+        }
+    }
+}
+
+void dequantize_q8_k(const BlockQ8_K* blocks, float* dst, int64_t n_blocks) {
+    for (int64_t i = 0; i < n_blocks; ++i, dst += kQKK) {
+        for (int e = 0; e < kQKK; ++e) dst[e] = blocks[i].d * static_cast<float>(blocks[i].qs[e]);
+    }
+}
+
+// ---- quantize --------------------------------------------------------------
+
+void quantize_q8_k(const float* src, BlockQ8_K* blocks, int64_t n_blocks) {
+    for (int64_t i = 0; i < n_blocks; ++i, src += kQKK) {
+        BlockQ8_K& b = blocks[i];
+        // The value of largest magnitude (first one on ties) maps to -127.
+        float amax = 0.0f;
+        float max = 0.0f;
+        for (int e = 0; e < kQKK; ++e) {
+            if (std::fabs(src[e]) > amax) {
+                amax = std::fabs(src[e]);
+                max = src[e];
+            }
+        }
+        if (amax == 0.0f) {
+            b = BlockQ8_K{};
+            continue;
+        }
+        const float iscale = -127.0f / max;
+        for (int e = 0; e < kQKK; ++e) {
+            // nearbyint rounds halves to even (default rounding mode), which is
+            // what ggml's nearest_int magic-number addition computes.
+            const int q = static_cast<int>(std::nearbyint(iscale * src[e]));
+            b.qs[e] = static_cast<int8_t>(std::min(127, q));
+        }
+        for (int sub = 0; sub < kQKK / 16; ++sub) {
+            int sum = 0;
+            for (int e = 16 * sub; e < 16 * sub + 16; ++e) sum += b.qs[e];
+            b.bsums[sub] = static_cast<int16_t>(sum);
+        }
+        b.d = 1.0f / iscale;
+    }
+}
+
+// ---- dot products ----------------------------------------------------------
+// Order, for batch invariance and reproducibility: for each super-block in
+// increasing order, an exact int32 sum over sub-blocks (scale * integer dot)
+// and, for types with mins, an exact int32 sum of bsums * min; then
+// sum += (d_w * d_a) * isum [- (dmin_w * d_a) * isum_mins]. For Q2_K this is
+// ggml's generic code exactly; for Q3_K .. Q6_K ggml's generic code spreads
+// the float part over 8 lanes, so results differ from it by float rounding.
+
+float vec_dot_q2_k_q8_k(const BlockQ2_K* w, const BlockQ8_K* a, int64_t n_blocks) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const BlockQ2_K& b = w[i];
+        int isum = 0;
+        int isum_mins = 0;
+        for (int sub = 0; sub < 16; ++sub) {
+            const auto code = [&b](int e) { return q2_k_code(b, e); };
+            isum += (b.scales[sub] & 0x0f) * sub_block_dot(a[i].qs, 16 * sub, 16, code);
+            isum_mins += (b.scales[sub] >> 4) * a[i].bsums[sub];
+        }
+        const float dall = a[i].d * fp16_to_fp32(b.d);
+        const float dmin = a[i].d * fp16_to_fp32(b.dmin);
+        sum += dall * static_cast<float>(isum) - dmin * static_cast<float>(isum_mins);
+    }
+    return sum;
+}
+
+float vec_dot_q3_k_q8_k(const BlockQ3_K* w, const BlockQ8_K* a, int64_t n_blocks) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const BlockQ3_K& b = w[i];
+        int isum = 0;
+        for (int sub = 0; sub < 16; ++sub) {
+            const auto code = [&b](int e) { return q3_k_code(b, e); };
+            isum += q3_k_scale(b, sub) * sub_block_dot(a[i].qs, 16 * sub, 16, code);
+        }
+        sum += (fp16_to_fp32(b.d) * a[i].d) * static_cast<float>(isum);
+    }
+    return sum;
+}
+
+float vec_dot_q4_k_q8_k(const BlockQ4_K* w, const BlockQ8_K* a, int64_t n_blocks) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const BlockQ4_K& b = w[i];
+        int isum = 0;
+        int isum_mins = 0;
+        for (int sub = 0; sub < 8; ++sub) {
+            const ScaleMin sm = k4_scale_min(b.scales, sub);
+            const auto code = [&b](int e) { return q4_k_code(b.qs, e); };
+            isum += sm.scale * sub_block_dot(a[i].qs, 32 * sub, 32, code);
+            isum_mins += sm.min * (a[i].bsums[2 * sub] + a[i].bsums[2 * sub + 1]);
+        }
+        const float d = fp16_to_fp32(b.d) * a[i].d;
+        const float dmin = fp16_to_fp32(b.dmin) * a[i].d;
+        sum += d * static_cast<float>(isum) - dmin * static_cast<float>(isum_mins);
+    }
+    return sum;
+}
+
+float vec_dot_q5_k_q8_k(const BlockQ5_K* w, const BlockQ8_K* a, int64_t n_blocks) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const BlockQ5_K& b = w[i];
+        int isum = 0;
+        int isum_mins = 0;
+        for (int sub = 0; sub < 8; ++sub) {
+            const ScaleMin sm = k4_scale_min(b.scales, sub);
+            const auto code = [&b](int e) { return q5_k_code(b, e); };
+            isum += sm.scale * sub_block_dot(a[i].qs, 32 * sub, 32, code);
+            isum_mins += sm.min * (a[i].bsums[2 * sub] + a[i].bsums[2 * sub + 1]);
+        }
+        const float d = fp16_to_fp32(b.d) * a[i].d;
+        const float dmin = fp16_to_fp32(b.dmin) * a[i].d;
+        sum += d * static_cast<float>(isum) - dmin * static_cast<float>(isum_mins);
+    }
+    return sum;
+}
+
+float vec_dot_q6_k_q8_k(const BlockQ6_K* w, const BlockQ8_K* a, int64_t n_blocks) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const BlockQ6_K& b = w[i];
+        int isum = 0;
+        for (int sub = 0; sub < 16; ++sub) {
+            const auto code = [&b](int e) { return q6_k_code(b, e); };
+            isum += b.scales[sub] * sub_block_dot(a[i].qs, 16 * sub, 16, code);
+        }
+        sum += (fp16_to_fp32(b.d) * a[i].d) * static_cast<float>(isum);
+    }
+    return sum;
+}
+
+}  // namespace ladder::tensor

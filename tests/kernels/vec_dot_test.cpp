@@ -1,0 +1,170 @@
+// Every fast dot product and activation quantizer against tensor's scalar
+// reference, for each instruction-set path this CPU runs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ladder/kernels/cpu/vec_dot.h"
+#include "random_rows.h"
+
+namespace ladder::kernels::cpu {
+namespace {
+
+using tensor::DType;
+using namespace testing;
+
+std::vector<Isa> fast_isas() {
+    std::vector<Isa> isas;
+    for (const Isa isa : {Isa::Avx2, Isa::Avx512}) {
+        if (isa_supported(isa, cpu_features())) isas.push_back(isa);
+    }
+    return isas;
+}
+
+struct DotCase {
+    DType weight_type;
+    std::vector<int64_t> sizes;  // elements; odd block counts and element tails
+};
+
+std::vector<DotCase> dot_cases() {
+    const std::vector<int64_t> legacy = {32, 64, 96, 160, 224, 576, 1056, 1536};
+    const std::vector<int64_t> k_quants = {256, 512, 768, 1280, 2304};
+    const std::vector<int64_t> floats = {1, 7, 8, 9, 33, 576, 1001};
+    return {{DType::Q4_1, legacy},   {DType::Q8_0, legacy},   {DType::Q5_0, legacy},
+            {DType::Q4_K, k_quants}, {DType::Q6_K, k_quants}, {DType::F16, floats},
+            {DType::F32, floats}};
+}
+
+// One weight row and one activation row quantized by the reference quantizer.
+struct DotInputs {
+    std::vector<uint8_t> weights;
+    std::vector<uint8_t> activations;
+    ExactDot exact;
+};
+
+DotInputs make_inputs(std::mt19937& rng, DType weight_type, int64_t n) {
+    const DType act_type = tensor::vec_dot_type(weight_type);
+    DotInputs in;
+    in.weights = random_weight_row(rng, weight_type, n);
+    const auto x = random_floats(rng, n);
+    in.activations.resize(bytes_of(act_type, n));
+    cpu_kernels_for(Isa::Scalar).quantize_row(act_type)(x.data(), in.activations.data(), n);
+    in.exact = exact_dot(dequantize(weight_type, in.weights.data(), n),
+                         dequantize(act_type, in.activations.data(), n));
+    return in;
+}
+
+TEST(VecDot, scalar_reference_matches_exact_dot_of_dequantized_rows) {
+    std::mt19937 rng(1);
+    const CpuKernels& scalar = cpu_kernels_for(Isa::Scalar);
+    for (const DotCase& c : dot_cases()) {
+        for (const int64_t n : c.sizes) {
+            SCOPED_TRACE(std::string(tensor::dtype_name(c.weight_type)) +
+                         " n=" + std::to_string(n));
+            const DotInputs in = make_inputs(rng, c.weight_type, n);
+            const float got =
+                scalar.vec_dot(c.weight_type)(in.weights.data(), in.activations.data(), n);
+            // Loose: Q4_1's activation sum s is stored as a half, so the kernel's
+            // offset term is rounded to ~2^-11 where the dequantized sum is not.
+            EXPECT_NEAR(got, in.exact.value, 2e-3 * in.exact.magnitude + 1e-6);
+        }
+    }
+}
+
+TEST(VecDot, every_fast_path_matches_scalar_reference) {
+    const std::vector<Isa> isas = fast_isas();
+    if (isas.empty()) GTEST_SKIP() << "this CPU runs only the scalar path";
+    std::mt19937 rng(2);
+    const CpuKernels& scalar = cpu_kernels_for(Isa::Scalar);
+    for (const DotCase& c : dot_cases()) {
+        for (const int64_t n : c.sizes) {
+            for (int trial = 0; trial < 4; ++trial) {
+                const DotInputs in = make_inputs(rng, c.weight_type, n);
+                const float ref =
+                    scalar.vec_dot(c.weight_type)(in.weights.data(), in.activations.data(), n);
+                for (const Isa isa : isas) {
+                    SCOPED_TRACE(std::string(isa_name(isa)) + " " +
+                                 std::string(tensor::dtype_name(c.weight_type)) +
+                                 " n=" + std::to_string(n));
+                    const VecDotFn fast = cpu_kernels_for(isa).vec_dot(c.weight_type);
+                    ASSERT_NE(fast, nullptr);
+                    const float got = fast(in.weights.data(), in.activations.data(), n);
+                    // Only the order of float accumulation differs: a few ulps of
+                    // the summed magnitudes. A wrong scale or a lost block is ~1.
+                    EXPECT_NEAR(got, ref, 1e-5 * in.exact.magnitude + 1e-7)
+                        << "exact " << in.exact.value;
+                    const float again = fast(in.weights.data(), in.activations.data(), n);
+                    EXPECT_EQ(std::memcmp(&got, &again, sizeof got), 0) << "not deterministic";
+                }
+            }
+        }
+    }
+}
+
+TEST(VecDot, fast_paths_cover_the_target_models_weight_types) {
+    for (const Isa isa : fast_isas()) {
+        const CpuKernels& k = cpu_kernels_for(isa);
+        EXPECT_EQ(k.isa, isa);
+        for (const DType t : {DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::Q5_0,
+                              DType::F16, DType::F32}) {
+            EXPECT_NE(k.vec_dot(t), cpu_kernels_for(Isa::Scalar).vec_dot(t))
+                << isa_name(isa) << " falls back to scalar for " << tensor::dtype_name(t);
+        }
+    }
+}
+
+// Rows that exercise quantizer edge cases: ties at .5 (amax 127 makes the Q8_0
+// scale exactly 1), all-zero blocks, +a and -a both present (Q8_K takes the
+// sign of the first), tiny and huge magnitudes.
+std::vector<std::vector<float>> quantizer_rows(std::mt19937& rng, int64_t n) {
+    std::vector<std::vector<float>> rows;
+    rows.push_back(random_floats(rng, n));
+    rows.push_back(random_floats(rng, n, 1e-6f));
+    rows.push_back(random_floats(rng, n, 3e4f));
+    std::vector<float> ties(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+        ties[i] = static_cast<float>(i % 255 - 127) + 0.5f * (i % 3 == 0);
+    for (int64_t i = 0; i < n; i += 32) ties[i] = (i / 32) % 2 ? 127.0f : -127.0f;
+    rows.push_back(ties);
+    std::vector<float> mixed = random_floats(rng, n);
+    for (int64_t i = 0; i + 64 <= n; i += 64) {
+        std::fill(mixed.begin() + i, mixed.begin() + i + 32, 0.0f);
+        mixed[i + 40] = 5.0f;
+        mixed[i + 50] = -5.0f;
+    }
+    if (n >= 256) std::fill(mixed.begin(), mixed.begin() + 256, 0.0f);  // a zero Q8_K block
+    rows.push_back(mixed);
+    return rows;
+}
+
+TEST(QuantizeRow, fast_paths_write_the_reference_bytes) {
+    const std::vector<Isa> isas = fast_isas();
+    if (isas.empty()) GTEST_SKIP() << "this CPU runs only the scalar path";
+    std::mt19937 rng(3);
+    const CpuKernels& scalar = cpu_kernels_for(Isa::Scalar);
+    for (const DType type : {DType::Q8_0, DType::Q8_1, DType::Q8_K, DType::F16, DType::F32}) {
+        for (const int64_t n : {256, 512, 1536, 2304}) {
+            for (const auto& x : quantizer_rows(rng, n)) {
+                std::vector<uint8_t> ref(bytes_of(type, n), 0xAA);
+                scalar.quantize_row(type)(x.data(), ref.data(), n);
+                for (const Isa isa : isas) {
+                    SCOPED_TRACE(std::string(isa_name(isa)) + " " +
+                                 std::string(tensor::dtype_name(type)) + " n=" + std::to_string(n));
+                    std::vector<uint8_t> got(ref.size(), 0x55);
+                    cpu_kernels_for(isa).quantize_row(type)(x.data(), got.data(), n);
+                    size_t first_diff = 0;
+                    while (first_diff < got.size() && got[first_diff] == ref[first_diff])
+                        ++first_diff;
+                    EXPECT_EQ(first_diff, got.size()) << "first differing byte " << first_diff;
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ladder::kernels::cpu
