@@ -103,7 +103,7 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
 
 void add_chat_command(CLI::App& app) {
     auto options = std::make_shared<ChatOptions>();
-    CLI::App* command = app.add_subcommand("chat", "interactive chat in the terminal");
+    CLI::App* command = app.add_subcommand("chat", "Interactive multi-turn chat in the terminal");
     add_generation_options(*command, options->generation);
     command->add_option("--system", options->system_prompt, "system message");
     command->callback([command, options] { run_chat(*command, *options); });

@@ -74,7 +74,7 @@ void run_logprobs(const LogprobsOptions& options) {
 void add_logprobs_command(CLI::App& app) {
     auto options = std::make_shared<LogprobsOptions>();
     CLI::App* command = app.add_subcommand(
-        "logprobs", "top next-token log-probabilities at every position, as JSON");
+        "logprobs", "Top next-token log-probabilities at every position, as JSON");
     add_model_option(*command, options->model_path);
     add_threads_option(*command, options->n_threads);
     auto* prompt = command->add_option("-p,--prompt", options->prompt, "text to score");

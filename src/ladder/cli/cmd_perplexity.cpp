@@ -67,7 +67,7 @@ void run_perplexity(const PerplexityOptions& options) {
 
 void add_perplexity_command(CLI::App& app) {
     auto options = std::make_shared<PerplexityOptions>();
-    CLI::App* command = app.add_subcommand("perplexity", "perplexity over a text file");
+    CLI::App* command = app.add_subcommand("perplexity", "Perplexity over a text file, comparable with llama.cpp's");
     add_model_option(*command, options->model_path);
     add_threads_option(*command, options->n_threads);
     command->add_option("-f,--file", options->file, "text file")->required();

@@ -97,7 +97,7 @@ void run(const CLI::App& command, const RunOptions& options) {
 
 void add_run_command(CLI::App& app) {
     auto options = std::make_shared<RunOptions>();
-    CLI::App* command = app.add_subcommand("run", "generate text from a prompt");
+    CLI::App* command = app.add_subcommand("run", "Generate text from a prompt, streamed to stdout");
     add_generation_options(*command, options->generation);
     command->add_option("-p,--prompt", options->prompt, "the prompt")->required();
     command->add_flag("--chat", options->chat,
