@@ -1,0 +1,82 @@
+"""The ladder command line as a user meets it: clear one-line errors on bad
+input, and machine-readable output that agrees with the model file."""
+
+import json
+import os
+import subprocess
+
+from conftest import load_goldens, run_ladder_json
+
+
+def run_failing(ladder_bin, *args):
+    result = subprocess.run([ladder_bin, *args], capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0, f"ladder {' '.join(args)} should have failed"
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected a one-line error, got: {result.stderr!r}"
+    return lines[0]
+
+
+def test_missing_model_file_is_a_clear_error(ladder_bin):
+    message = run_failing(ladder_bin, "run", "-m", "/nonexistent/model.gguf", "-p", "hi")
+    assert "/nonexistent/model.gguf" in message and "does not exist" in message
+
+
+def test_truncated_model_file_names_what_is_wrong(ladder_bin, default_model, tmp_path):
+    truncated = tmp_path / "truncated.gguf"
+    with open(default_model, "rb") as f:
+        truncated.write_bytes(f.read(4096))
+    message = run_failing(ladder_bin, "info", "-m", str(truncated))
+    assert str(truncated) in message, message
+
+
+def test_corrupted_magic_is_rejected(ladder_bin, tmp_path):
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"NOPE" + bytes(64))
+    message = run_failing(ladder_bin, "run", "-m", str(bogus), "-p", "hi")
+    assert "bogus.gguf" in message
+
+
+def test_prompt_longer_than_context_is_refused(ladder_bin, default_model):
+    message = run_failing(ladder_bin, "run", "-m", default_model, "-c", "64", "-n", "4",
+                          "-p", "word " * 200)
+    assert "context" in message
+
+
+def test_out_of_range_sampling_parameter_is_named(ladder_bin, default_model):
+    message = run_failing(ladder_bin, "run", "-m", default_model, "-p", "hi", "--top-p", "1.5")
+    assert "top_p" in message or "top-p" in message, message
+
+
+def test_info_json_describes_the_default_model(ladder_bin, default_model):
+    info = run_ladder_json(ladder_bin, "info", "-m", default_model, "--json")
+    assert info["architecture"] == "llama"
+    assert info["hyperparameters"]["llama.block_count"] == 30
+    assert info["hyperparameters"]["llama.embedding_length"] == 576
+    assert info["tokenizer"]["model"] == "gpt2" and info["tokenizer"]["pre"] == "smollm"
+    assert info["tokenizer"]["has_chat_template"] is True
+    assert info["totals"]["n_tensors"] == 272 == len(info["tensors"])
+
+
+def test_tokenize_prints_llama_cpp_ids(ladder_bin, default_model):
+    goldens = load_goldens(default_model, "model_goldens.json")
+    case = goldens["prompts"][1]
+    ids = run_ladder_json(ladder_bin, "tokenize", "-m", default_model, "--no-parse-special",
+                          "-p", case["text"])
+    assert ids == case["prompt_tokens"]
+
+
+def test_seeded_sampling_is_reproducible(ladder_bin, default_model):
+    args = ("run", "-m", default_model, "-p", "Once upon a time", "-n", "24", "--temp", "1.0",
+            "--seed", "1234", "--json", "-t", "2")
+    first = run_ladder_json(ladder_bin, *args)
+    second = run_ladder_json(ladder_bin, *args)
+    assert first["tokens"] == second["tokens"]
+    assert len(first["tokens"]) > 0
+
+
+def test_default_model_is_used_without_dash_m(ladder_bin, default_model):
+    env = dict(os.environ, LADDER_MODEL=default_model)
+    result = subprocess.run([ladder_bin, "tokenize", "-p", "hi"], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)
