@@ -10,12 +10,16 @@ int main(int argc, char** argv) {
     CLI::App app{"ladder: LLM inference engine and server"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "ladder 0.1.0");
+    // Flag errors are one line, like every other input error.
+    app.failure_message(CLI::FailureMessage::simple);
     ladder::cli::add_info_command(app);
     ladder::cli::add_tokenize_command(app);
     ladder::cli::add_run_command(app);
     ladder::cli::add_chat_command(app);
     ladder::cli::add_perplexity_command(app);
     ladder::cli::add_logprobs_command(app);
+    ladder::cli::add_fit_command(app);
+    ladder::cli::add_cost_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
