@@ -47,11 +47,20 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
 ThreadPool::~ThreadPool() {
     stopping_.store(true);
     generation_.fetch_add(1);
-    generation_.notify_all();
+    wake_sleepers();
     for (auto& worker : workers_) worker.join();
 }
 
-void ThreadPool::run_tasks(uint64_t generation) {
+void ThreadPool::wake_sleepers() {
+    // A sleeper registers in n_sleeping_ before it re-checks the generation
+    // under the mutex; both sides use sequentially consistent operations, so
+    // either it sees the new generation or this sees it sleeping.
+    if (n_sleeping_.load() == 0) return;
+    { const std::lock_guard<std::mutex> lock(sleep_mutex_); }
+    wake_.notify_all();
+}
+
+void ThreadPool::run_tasks(uint32_t generation) {
     uint64_t word = claim_.load(std::memory_order_acquire);
     for (;;) {
         if (generation_of(word) != (generation & kGenerationMask)) return;
@@ -69,15 +78,20 @@ void ThreadPool::run_tasks(uint64_t generation) {
 }
 
 void ThreadPool::worker_loop() {
-    uint64_t seen = generation_.load(std::memory_order_acquire);
+    // Generation 0 is the state at construction. Loading it here instead would
+    // lose a region (or the shutdown) published before this thread first ran.
+    uint32_t seen = 0;
     for (;;) {
         int spins = 0;
-        uint64_t now = generation_.load(std::memory_order_acquire);
+        uint32_t now = generation_.load(std::memory_order_acquire);
         while (now == seen) {
             if (++spins < kSpinsBeforeSleep) {
                 cpu_relax();
             } else {
-                generation_.wait(seen, std::memory_order_acquire);
+                n_sleeping_.fetch_add(1);
+                std::unique_lock<std::mutex> lock(sleep_mutex_);
+                wake_.wait(lock, [&] { return generation_.load() != seen || stopping_.load(); });
+                n_sleeping_.fetch_sub(1);
             }
             now = generation_.load(std::memory_order_acquire);
         }
@@ -100,12 +114,12 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)
         });
         return;
     }
-    const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
+    const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
     task_ = &task;
     n_done_.store(0, std::memory_order_relaxed);
     claim_.store(pack(generation, static_cast<uint64_t>(n_tasks)), std::memory_order_release);
-    generation_.store(generation, std::memory_order_release);
-    generation_.notify_all();
+    generation_.store(generation);
+    wake_sleepers();
     // The caller works too; a worker that wakes late finds nothing left, and
     // the caller never waits for a worker that has not started.
     run_tasks(generation);

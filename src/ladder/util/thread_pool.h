@@ -3,8 +3,10 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -33,15 +35,21 @@ public:
 
 private:
     void worker_loop();
+    void wake_sleepers();
     // Claims and runs tasks of the region published with this generation.
-    void run_tasks(uint64_t generation);
+    void run_tasks(uint32_t generation);
 
     int n_threads_;
     std::vector<std::thread> workers_;
     const std::function<void(int64_t)>* task_ = nullptr;
     std::atomic<uint64_t> claim_{0};       // generation, task count and next task, packed
     std::atomic<int64_t> n_done_{0};       // tasks of the current region finished
-    std::atomic<uint64_t> generation_{0};  // bumped to wake workers for a new region
+    std::atomic<uint32_t> generation_{0};  // bumped to wake workers for a new region
+    // Workers that stop spinning sleep on this condition variable, not on
+    // std::atomic::wait: GCC 12's atomic wait can lose a wake-up and hang.
+    std::mutex sleep_mutex_;
+    std::condition_variable wake_;
+    std::atomic<int> n_sleeping_{0};
     std::atomic<bool> stopping_{false};
 };
 
