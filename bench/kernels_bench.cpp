@@ -1,12 +1,15 @@
 // GB/s of weights streamed by matmul for each weight dtype, kernel path and
 // thread count: the number that bounds decode speed (DESIGN.md "physics").
 // Weight matrices are 32 MiB or more, larger than the caches, as in decode.
+// "Batched matmul": model shapes at T activation rows, with the multi-row
+// (GemmFn) kernels and without them (vecdot/: one vec_dot per output).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ladder/kernels/cpu/matmul.h"
@@ -25,18 +28,18 @@ constexpr int64_t kNIn = 1536;  // SmolLM2's FFN width; a whole number of K-quan
 constexpr size_t kTargetBytes = size_t{48} << 20;
 
 // Random float rows quantized by tensor's reference, so every scale is sane.
-std::vector<uint8_t> make_weights(DType dtype, int64_t n_out) {
+std::vector<uint8_t> make_weights(DType dtype, int64_t n_out, int64_t n_in) {
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 0.05f);
-    std::vector<float> row(kNIn);
-    const size_t row_bytes = *tensor::row_bytes(dtype, kNIn);
+    std::vector<float> row(n_in);
+    const size_t row_bytes = *tensor::row_bytes(dtype, n_in);
     std::vector<uint8_t> out(row_bytes * static_cast<size_t>(n_out));
     const bool direct = tensor::can_quantize(dtype);
     std::vector<uint8_t> template_row(row_bytes);
     for (int64_t r = 0; r < n_out; ++r) {
         for (auto& v : row) v = normal(rng);
         if (direct) {
-            tensor::quantize_row(dtype, row.data(), out.data() + r * row_bytes, kNIn);
+            tensor::quantize_row(dtype, row.data(), out.data() + r * row_bytes, n_in);
         } else {
             // K-quants have no reference quantizer: random codes, small scales.
             for (size_t b = 0; b < row_bytes; ++b)
@@ -61,26 +64,36 @@ std::vector<uint8_t> make_weights(DType dtype, int64_t n_out) {
     return out;
 }
 
-void bm_matmul(benchmark::State& state, Isa isa, DType dtype) {
+// The kernels of one path, optionally without its multi-row kernels.
+kernels::cpu::CpuKernels kernels_of(Isa isa, bool multi_row) {
+    kernels::cpu::CpuKernels k = kernels::cpu::cpu_kernels_for(isa);
+    if (!multi_row) k.gemm_by_weight.fill(nullptr);
+    return k;
+}
+
+// n_out x n_in weights (n_out = 0: enough rows for kTargetBytes) times
+// state.range(1) activation rows on state.range(0) threads.
+void run_matmul(benchmark::State& state, Isa isa, DType dtype, int64_t n_out, int64_t n_in,
+                bool multi_row) {
     if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
         state.SkipWithError("path not supported by this CPU");
         return;
     }
-    const auto& k = kernels::cpu::cpu_kernels_for(isa);
+    const kernels::cpu::CpuKernels k = kernels_of(isa, multi_row);
     const int n_threads = static_cast<int>(state.range(0));
     const int64_t n_rows = state.range(1);
-    const size_t row_bytes = *tensor::row_bytes(dtype, kNIn);
-    const int64_t n_out = static_cast<int64_t>(kTargetBytes / row_bytes);
-    const auto weights = make_weights(dtype, n_out);
-    const auto w = kernels::cpu::make_weight_matrix(dtype, weights.data(), n_out, kNIn);
+    const size_t row_bytes = *tensor::row_bytes(dtype, n_in);
+    if (n_out == 0) n_out = static_cast<int64_t>(kTargetBytes / row_bytes);
+    const auto weights = make_weights(dtype, n_out, n_in);
+    const auto w = kernels::cpu::make_weight_matrix(dtype, weights.data(), n_out, n_in);
 
     std::mt19937 rng(8);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::vector<float> x(static_cast<size_t>(n_rows * kNIn));
+    std::vector<float> x(static_cast<size_t>(n_rows * n_in));
     for (auto& v : x) v = normal(rng);
     const DType act = tensor::vec_dot_type(dtype);
-    std::vector<uint8_t> buffer(kernels::cpu::quantized_activations_bytes(act, n_rows, kNIn));
-    const auto q = kernels::cpu::quantize_activations(k, act, x.data(), n_rows, kNIn, buffer.data(),
+    std::vector<uint8_t> buffer(kernels::cpu::quantized_activations_bytes(act, n_rows, n_in));
+    const auto q = kernels::cpu::quantize_activations(k, act, x.data(), n_rows, n_in, buffer.data(),
                                                       buffer.size());
     std::vector<float> out(static_cast<size_t>(n_rows * n_out));
     util::ThreadPool pool(n_threads);
@@ -92,8 +105,18 @@ void bm_matmul(benchmark::State& state, Isa isa, DType dtype) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                             static_cast<int64_t>(weights.size()));
     state.counters["GFLOP/s"] = benchmark::Counter(
-        2.0 * static_cast<double>(n_out * kNIn * n_rows) * static_cast<double>(state.iterations()),
+        2.0 * static_cast<double>(n_out * n_in * n_rows) * static_cast<double>(state.iterations()),
         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+void bm_matmul(benchmark::State& state, Isa isa, DType dtype) {
+    run_matmul(state, isa, dtype, 0, kNIn, true);
+}
+
+// SmolLM2-135M's shapes: the FFN's gate/up [1536 x 576] Q4_1 and the tied
+// output matrix [49152 x 576] Q8_0, the largest single product per token.
+void bm_model_matmul(benchmark::State& state, Isa isa, DType dtype, int64_t n_out, bool multi_row) {
+    run_matmul(state, isa, dtype, n_out, 576, multi_row);
 }
 
 void bm_quantize(benchmark::State& state, Isa isa, DType act) {
@@ -122,6 +145,20 @@ int register_all() {
             auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_matmul, isa, dtype);
             b->ArgNames({"threads", "T"})->Args({1, 1})->Args({2, 1})->Args({2, 16});
             b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+        }
+        const std::pair<DType, int64_t> model_shapes[] = {{DType::Q4_1, 1536},
+                                                          {DType::Q8_0, 49152}};
+        for (const auto& [dtype, n_out] : model_shapes) {
+            for (const bool multi_row : {true, false}) {
+                const std::string name = std::string(multi_row ? "gemm/" : "vecdot/") + path +
+                                         "/" + std::string(tensor::dtype_name(dtype)) + "x" +
+                                         std::to_string(n_out);
+                auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_model_matmul, isa, dtype,
+                                                       n_out, multi_row);
+                b->ArgNames({"threads", "T"})->Args({1, 1})->Args({1, 4})->Args({1, 16});
+                b->Args({1, 64})->Args({2, 64});
+                b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+            }
         }
         for (const DType act : {DType::Q8_0, DType::Q8_1, DType::Q8_K}) {
             const std::string name =

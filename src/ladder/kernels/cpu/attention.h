@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "ladder/kernels/cpu/cpu_features.h"
+
 namespace ladder::kernels::cpu {
 
 // One layer's K or V pool: [n_blocks][n_kv_heads][block_size][head_dim] F16.
@@ -27,9 +29,21 @@ constexpr int32_t kMaxHeadDim = 512;
 // probabilities are rounded to F16 before they weight the F16 values. This
 // model family is sensitive enough that skipping those roundings changes
 // greedy continuations within a few dozen tokens.
+// head_dim must be a multiple of 8 (the lane count of that order).
+//
+// Runs the path cpu_kernels() chose (LADDER_CPU); every path gives the same
+// bits, so the choice changes speed only.
 void attend_head(const float* q, const int32_t* block_table, int32_t first_visible,
                  int32_t n_visible, const PagedKvLayer& kv, int32_t kv_head, float scale,
                  float* scores, float* out);
+
+using AttendHeadFn = void (*)(const float* q, const int32_t* block_table, int32_t first_visible,
+                              int32_t n_visible, const PagedKvLayer& kv, int32_t kv_head,
+                              float scale, float* scores, float* out);
+
+// The attend_head of one path, for tests and benchmarks (Avx512 runs the Avx2
+// code). The CPU must support the path; Scalar is the reference.
+AttendHeadFn attend_head_for(Isa isa);
 
 // Stores one token's K and V rows (float, [n_kv_heads, head_dim]) as F16 at a slot.
 void store_kv(const float* k, const float* v, int64_t slot, uint16_t* keys, uint16_t* values,

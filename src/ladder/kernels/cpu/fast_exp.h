@@ -3,6 +3,7 @@
 // x = n ln2 + b, exp(x) = 2^n (1 + p(b)) with a degree-5 polynomial p.
 // It differs from libm's expf in the last bit for some inputs; matching it is
 // what keeps softmax and SiLU bit-identical with the reference engine.
+// fast_exp_avx2.h computes the same function 8 lanes at a time, bit for bit.
 #pragma once
 
 #include <bit>
@@ -11,17 +12,25 @@
 
 namespace ladder::kernels::cpu {
 
-inline float fast_exp(float x) {
-    constexpr float kShift = 0x1.8p23f;           // adding it rounds to an integer
-    constexpr float kLog2e = 0x1.715476p+0f;
-    constexpr float kLn2High = 0x1.62e4p-1f;      // ln 2 split in two for an exact reduction
-    constexpr float kLn2Low = 0x1.7f7d1cp-20f;
-    constexpr float kC1 = 0x1.ffffecp-1f;         // polynomial coefficients
-    constexpr float kC2 = 0x1.fffdb6p-2f;
-    constexpr float kC3 = 0x1.555e66p-3f;
-    constexpr float kC4 = 0x1.573e2ep-5f;
-    constexpr float kC5 = 0x1.0e4020p-7f;
+// The constants are shared with the AVX2 version so the two cannot drift apart.
+namespace fast_exp_constants {
+constexpr float kShift = 0x1.8p23f;  // adding it rounds to an integer
+constexpr float kLog2e = 0x1.715476p+0f;
+constexpr float kLn2High = 0x1.62e4p-1f;  // ln 2 split in two for an exact reduction
+constexpr float kLn2Low = 0x1.7f7d1cp-20f;
+constexpr float kC1 = 0x1.ffffecp-1f;  // polynomial coefficients
+constexpr float kC2 = 0x1.fffdb6p-2f;
+constexpr float kC3 = 0x1.555e66p-3f;
+constexpr float kC4 = 0x1.573e2ep-5f;
+constexpr float kC5 = 0x1.0e4020p-7f;
+}  // namespace fast_exp_constants
 
+inline float fast_exp(float x) {
+    using namespace fast_exp_constants;
+    // A NaN leaves as itself, quieted. Left to the arithmetic below, which of
+    // two differently signed NaNs an fma returns depends on how the compiler
+    // ordered its operands, and the scalar and vector paths would disagree.
+    if (std::isnan(x)) return x + x;
     const float z = std::fma(x, kLog2e, kShift);
     const float n = z - kShift;  // round(x / ln 2)
     const float b = std::fma(-n, kLn2Low, std::fma(-n, kLn2High, x));

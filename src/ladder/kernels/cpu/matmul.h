@@ -34,7 +34,9 @@ WeightMatrix make_weight_matrix(tensor::DType dtype, const void* data, int64_t n
 // with an activation row, so its value depends on neither T nor the thread
 // count nor the tiling (batch invariance). Output rows are split into tiles
 // across the pool; a tile reads each weight row once from memory and applies
-// it to every activation row while it is in L1.
+// it to every activation row while it is in cache, through the table's
+// multi-row kernel (GemmFn, one unpack of each weight block for several
+// activation rows) where it has one, else one vec_dot per output.
 void matmul(const CpuKernels& kernels, const WeightMatrix& w, const QuantizedActivations& x,
             float* out, util::ThreadPool& pool);
 

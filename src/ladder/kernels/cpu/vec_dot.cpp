@@ -32,11 +32,13 @@ KernelTables build_tables() {
     t.avx512 = t.scalar;
     if (isa_supported(Isa::Avx2, features)) {
         detail::install_avx2_kernels(t.avx2);
+        detail::install_avx2_gemm(t.avx2);
         t.avx2.isa = Isa::Avx2;
         t.avx512 = t.avx2;
     }
     if (isa_supported(Isa::Avx512, features)) {
         detail::install_avx512_kernels(t.avx512);
+        detail::install_avx512_gemm(t.avx512);
         t.avx512.isa = Isa::Avx512;
     }
     return t;
@@ -57,6 +59,11 @@ VecDotFn CpuKernels::vec_dot(tensor::DType weight_type) const {
 QuantizeRowFn CpuKernels::quantize_row(tensor::DType activation_type) const {
     const int i = slot(activation_type);
     return i < 0 ? nullptr : quantize_by_type[i];
+}
+
+GemmFn CpuKernels::gemm(tensor::DType weight_type) const {
+    const int i = slot(weight_type);
+    return i < 0 ? nullptr : gemm_by_weight[i];
 }
 
 const CpuKernels& cpu_kernels_for(Isa isa) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "ladder/kernels/cpu/cpu_features.h"
@@ -28,6 +29,15 @@ using VecDotFn = float (*)(const void* weights, const void* activations, int64_t
 // type; every path writes bytes identical to tensor's reference quantize_row.
 using QuantizeRowFn = void (*)(const float* x, void* blocks, int64_t n);
 
+// Many dot products at once, for prefill and batched decode: for r <
+// n_weight_rows and t < n_activation_rows, out[t * out_stride + r] is the
+// VecDotFn of the same table for weight row r and activation row t, bit for
+// bit (each output keeps that kernel's own accumulation; see gemm_tiles.h).
+// Rows are weight_row_bytes / activation_row_bytes apart; n as for VecDotFn.
+using GemmFn = void (*)(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+
 struct CpuKernels {
     // Indexed by ggml type id; enough for every id in tensor::DType.
     static constexpr int kDTypeSlots = 32;
@@ -35,10 +45,12 @@ struct CpuKernels {
     Isa isa = Isa::Scalar;
     std::array<VecDotFn, kDTypeSlots> vec_dot_by_weight{};      // by weight dtype
     std::array<QuantizeRowFn, kDTypeSlots> quantize_by_type{};  // by activation dtype
+    std::array<GemmFn, kDTypeSlots> gemm_by_weight{};           // by weight dtype
 
     // nullptr when there is no kernel for that dtype.
     VecDotFn vec_dot(tensor::DType weight_type) const;
     QuantizeRowFn quantize_row(tensor::DType activation_type) const;
+    GemmFn gemm(tensor::DType weight_type) const;
 };
 
 // The kernels every caller uses: the best path this CPU runs, or the one named

@@ -139,21 +139,26 @@ LADDER_AVX2 inline void unpack_q4_k_scales(const uint8_t packed[12], uint8_t sca
 
 // Q4_K x Q8_K per super-block: d_a * d_w * sum_j scale_j * sum(q * y) over the
 // 8 sub-blocks, minus d_a * dmin_w * sum_j min_j * (sum of y in sub-block j),
-// the second from the activations' bsums.
+// the second from the activations' bsums. The min terms accumulate as ggml's
+// x86 kernel does, so results match it bit for bit: four float lanes, lane k
+// taking sub-blocks 2k and 2k + 1 by one fma with -(d_a * dmin_w) per
+// super-block, summed as (0 + 2) + (1 + 3) and added to hsum(acc) at the end.
 LADDER_AVX2 float vec_dot_q4_k_q8_k(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const BlockQ4_K*>(weights);
     const auto* a = static_cast<const BlockQ8_K*>(activations);
     const int64_t n_blocks = n / kQKK;
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     __m256 acc = _mm256_setzero_ps();
-    float mins_total = 0.0f;
+    __m128 acc_mins = _mm_setzero_ps();
     for (int64_t i = 0; i < n_blocks; ++i) {
         uint8_t scales[8];
         uint8_t mins[8];
         unpack_q4_k_scales(w[i].scales, scales, mins);
-        int32_t min_sum = 0;
-        for (int j = 0; j < 8; ++j) {
-            min_sum += mins[j] * (a[i].bsums[2 * j] + a[i].bsums[2 * j + 1]);
+        const int16_t* bsums = a[i].bsums;
+        int32_t min_lanes[4];
+        for (int k = 0; k < 4; ++k) {
+            min_lanes[k] = mins[2 * k] * (bsums[4 * k] + bsums[4 * k + 1]) +
+                           mins[2 * k + 1] * (bsums[4 * k + 2] + bsums[4 * k + 3]);
         }
         __m256i sums = _mm256_setzero_si256();
         for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles) and 2c + 1
@@ -170,14 +175,22 @@ LADDER_AVX2 float vec_dot_q4_k_q8_k(const void* weights, const void* activations
                                     _mm256_madd_epi16(p_hi, _mm256_set1_epi16(scales[2 * c + 1])));
         }
         const float d = a[i].d * half_to_float(w[i].d);
+        const float neg_dmin = -(a[i].d * half_to_float(w[i].dmin));
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sums), acc);
-        mins_total += a[i].d * half_to_float(w[i].dmin) * static_cast<float>(min_sum);
+        acc_mins = _mm_fmadd_ps(_mm_set1_ps(neg_dmin),
+                                _mm_cvtepi32_ps(_mm_loadu_si128(
+                                    reinterpret_cast<const __m128i*>(min_lanes))),
+                                acc_mins);
     }
-    return hsum(acc) - mins_total;
+    acc_mins = _mm_add_ps(acc_mins, _mm_movehl_ps(acc_mins, acc_mins));
+    acc_mins = _mm_add_ss(acc_mins, _mm_movehdup_ps(acc_mins));
+    return hsum(acc) + _mm_cvtss_f32(acc_mins);
 }
 
 // Q6_K x Q8_K per super-block: d_a * d_w * sum_g scale_g * (sum(q * y) - 32 *
 // bsum_g) over the 16 groups of 16, with q in [0, 63] so maddubs stays exact.
+// The 32 * scale * bsum terms come off lane k for groups 2k and 2k + 1, as in
+// ggml's x86 kernel: which int32 lane holds which part fixes the float rounding.
 LADDER_AVX2 float vec_dot_q6_k_q8_k(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const BlockQ6_K*>(weights);
     const auto* a = static_cast<const BlockQ8_K*>(activations);
@@ -187,8 +200,10 @@ LADDER_AVX2 float vec_dot_q6_k_q8_k(const void* weights, const void* activations
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n_blocks; ++i) {
         const int8_t* sc = w[i].scales;
-        int32_t bias = 0;
-        for (int g = 0; g < 16; ++g) bias += sc[g] * a[i].bsums[g];
+        const __m256i scales16 =
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].bsums));
+        const __m256i bias = _mm256_slli_epi32(_mm256_madd_epi16(bsums, scales16), 5);
         __m256i sums = _mm256_setzero_si256();
         for (int half = 0; half < 2; ++half) {  // 128 elements each
             const auto* ql = reinterpret_cast<const __m256i*>(w[i].ql + 64 * half);
@@ -216,7 +231,7 @@ LADDER_AVX2 float vec_dot_q6_k_q8_k(const void* weights, const void* activations
                 sums = _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, group_scales));
             }
         }
-        sums = _mm256_sub_epi32(sums, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, 32 * bias));
+        sums = _mm256_sub_epi32(sums, bias);
         const float d = a[i].d * half_to_float(w[i].d);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sums), acc);
     }

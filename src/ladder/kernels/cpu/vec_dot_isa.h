@@ -10,5 +10,9 @@ void install_scalar_kernels(CpuKernels& kernels);  // tensor's reference code
 void install_avx2_kernels(CpuKernels& kernels);    // AVX2 + FMA + F16C
 void install_avx512_kernels(CpuKernels& kernels);  // AVX-512 F/BW/VL + VNNI
 void install_avx2_quantizers(CpuKernels& kernels);
+// Multi-row kernels (gemm_avx2.cpp, gemm_avx512.cpp), each matching the vec_dot
+// its table holds for that dtype; installed right after that table's vec_dots.
+void install_avx2_gemm(CpuKernels& kernels);
+void install_avx512_gemm(CpuKernels& kernels);
 
 }  // namespace ladder::kernels::cpu::detail

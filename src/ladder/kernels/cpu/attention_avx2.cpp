@@ -1,0 +1,252 @@
+// attend_head with AVX2 + FMA + F16C, bit-identical to attention_scalar.cpp:
+// every fma and every add pairs the same operands as the reference does, only
+// eight of them run at once. Runs only after CPUID said AVX2, FMA and F16C.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "ladder/kernels/cpu/attention_isa.h"
+#include "ladder/kernels/cpu/fast_exp_avx2.h"
+#include "ladder/util/check.h"
+
+namespace ladder::kernels::cpu::detail {
+
+namespace {
+
+LADDER_AVX2 inline __m256 load_f16x8(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Round to F16 and back, to nearest even: tensor::fp32_to_fp16's rounding.
+LADDER_AVX2 inline __m256 round_to_f16(__m256 x) {
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// The reference's lane sum ((0+4) + (2+6)) + ((1+5) + (3+7)).
+LADDER_AVX2 inline float sum_lanes(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// sum_lanes of eight vectors at once: result lane k is sum_lanes(v[k]), with
+// the same pairs added in the same order, through a transpose.
+LADDER_AVX2 inline __m256 sum_lanes_x8(const __m256 v[8]) {
+    __m256 halves[4];  // low 128 bits: v[k] lanes (0+4, 1+5, 2+6, 3+7); high: v[k + 4]'s
+    for (int k = 0; k < 4; ++k) {
+        halves[k] = _mm256_add_ps(_mm256_permute2f128_ps(v[k], v[k + 4], 0x20),
+                                  _mm256_permute2f128_ps(v[k], v[k + 4], 0x31));
+    }
+    // Per 128-bit half: (h0 + h2, h1 + h3) of two vectors side by side.
+    const __m256 q01 = _mm256_add_ps(_mm256_shuffle_ps(halves[0], halves[1], 0x44),
+                                     _mm256_shuffle_ps(halves[0], halves[1], 0xee));
+    const __m256 q23 = _mm256_add_ps(_mm256_shuffle_ps(halves[2], halves[3], 0x44),
+                                     _mm256_shuffle_ps(halves[2], halves[3], 0xee));
+    // (h0 + h2) + (h1 + h3), landing in vector order 0..7.
+    return _mm256_add_ps(_mm256_shuffle_ps(q01, q23, 0x88), _mm256_shuffle_ps(q01, q23, 0xdd));
+}
+
+// Hides a value from the optimizer so that a product is never contracted with
+// a later add into an fma (GCC does that with intrinsics too), which would
+// round differently from the reference.
+LADDER_AVX2 inline __m256 opaque(__m256 v) {
+    asm("" : "+x"(v));
+    return v;
+}
+
+inline float opaque(float v) {
+    asm("" : "+x"(v));
+    return v;
+}
+
+// Walks the rows of one KV head in position order through the block table,
+// without a division per position.
+class PagedRows {
+public:
+    PagedRows(const uint16_t* pool, const int32_t* block_table, const PagedKvLayer& kv,
+              int32_t kv_head, int32_t first_position)
+        : pool_(pool),
+          block_table_(block_table),
+          block_stride_(static_cast<int64_t>(kv.n_kv_heads) * kv.block_size * kv.head_dim),
+          head_offset_(static_cast<int64_t>(kv_head) * kv.block_size * kv.head_dim),
+          block_size_(kv.block_size),
+          head_dim_(kv.head_dim),
+          block_(first_position / kv.block_size),
+          offset_(first_position % kv.block_size),
+          block_rows_(block_start(block_)) {}
+
+    // The row of the next position; never reads the block table past it.
+    const uint16_t* next() {
+        if (offset_ == block_size_) {
+            offset_ = 0;
+            block_rows_ = block_start(++block_);
+        }
+        return block_rows_ + static_cast<int64_t>(offset_++) * head_dim_;
+    }
+
+private:
+    const uint16_t* block_start(int32_t block) const {
+        return pool_ + block_table_[block] * block_stride_ + head_offset_;
+    }
+
+    const uint16_t* pool_;
+    const int32_t* block_table_;
+    int64_t block_stride_;
+    int64_t head_offset_;
+    int32_t block_size_;
+    int32_t head_dim_;
+    int32_t block_;
+    int32_t offset_;
+    const uint16_t* block_rows_;
+};
+
+// scores[i] = dot(q, key of position first + i) * scale, each dot in the
+// reference's 8-lane order; returns the largest score (NaN scores ignored, as
+// std::max in the reference ignores them).
+LADDER_AVX2 float score_positions(const float* q, PagedRows keys, int32_t n_scores,
+                                  int32_t head_dim, float scale, float* scores) {
+    const __m256 scale8 = _mm256_set1_ps(scale);
+    __m256 max8 = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    int32_t i = 0;
+    // Eight keys at a time: eight independent fma chains hide the fma latency.
+    for (; i + 8 <= n_scores; i += 8) {
+        const uint16_t* key[8];
+        for (auto& k : key) k = keys.next();
+        __m256 acc[8];
+        for (auto& a : acc) a = _mm256_setzero_ps();
+        for (int32_t d = 0; d < head_dim; d += 8) {
+            const __m256 qd = _mm256_loadu_ps(q + d);
+            for (int k = 0; k < 8; ++k)
+                acc[k] = _mm256_fmadd_ps(qd, load_f16x8(key[k] + d), acc[k]);
+        }
+        const __m256 s = opaque(_mm256_mul_ps(sum_lanes_x8(acc), scale8));
+        _mm256_storeu_ps(scores + i, s);
+        // max(s, m) keeps m when s is NaN, like std::max(m, s). Which of two
+        // equal zeros survives can differ from the reference; exp(s - max)
+        // cannot tell them apart.
+        max8 = _mm256_max_ps(s, max8);
+    }
+    float max_score = -std::numeric_limits<float>::infinity();
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, max8);
+    for (const float m : lanes) max_score = m > max_score ? m : max_score;
+    for (; i < n_scores; ++i) {
+        const uint16_t* key = keys.next();
+        __m256 acc = _mm256_setzero_ps();
+        for (int32_t d = 0; d < head_dim; d += 8) {
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), load_f16x8(key + d), acc);
+        }
+        const float s = opaque(sum_lanes(acc) * scale);
+        scores[i] = s;
+        max_score = max_score < s ? s : max_score;
+    }
+    return max_score;
+}
+
+// scores[i] = F16(scores[i] * inverse_sum): the probabilities as the reference rounds them.
+LADDER_AVX2 void normalise(float* scores, int32_t n_scores, float inverse_sum) {
+    const __m256 inverse8 = _mm256_set1_ps(inverse_sum);
+    int32_t i = 0;
+    for (; i + 8 <= n_scores; i += 8) {
+        _mm256_storeu_ps(scores + i,
+                         round_to_f16(_mm256_mul_ps(_mm256_loadu_ps(scores + i), inverse8)));
+    }
+    if (i == n_scores) return;
+    alignas(32) float tail[8] = {};
+    std::memcpy(tail, scores + i, sizeof(float) * static_cast<size_t>(n_scores - i));
+    _mm256_store_ps(tail, round_to_f16(_mm256_mul_ps(_mm256_load_ps(tail), inverse8)));
+    std::memcpy(scores + i, tail, sizeof(float) * static_cast<size_t>(n_scores - i));
+}
+
+// out[d] = sum over positions of p * v[d]: per dimension, eight lanes by
+// position % 8, each an fma chain in position order, then the lane sum. The
+// lanes live in memory as [8][head_dim] so a position updates one contiguous row.
+LADDER_AVX2 void weight_values(const float* probabilities, PagedRows values, int32_t first_visible,
+                               int32_t n_scores, int32_t head_dim, float* out) {
+    alignas(32) float lanes[8][kMaxHeadDim];
+    for (auto& lane : lanes) std::memset(lane, 0, sizeof(float) * static_cast<size_t>(head_dim));
+    for (int32_t i = 0; i < n_scores; ++i) {
+        const uint16_t* value = values.next();
+        float* lane = lanes[(first_visible + i) & 7];
+        const __m256 p = _mm256_set1_ps(probabilities[i]);
+        for (int32_t d = 0; d < head_dim; d += 8) {
+            _mm256_store_ps(lane + d,
+                            _mm256_fmadd_ps(load_f16x8(value + d), p, _mm256_load_ps(lane + d)));
+        }
+    }
+    for (int32_t d = 0; d < head_dim; d += 8) {
+        __m256 l[8];
+        for (int j = 0; j < 8; ++j) l[j] = _mm256_load_ps(lanes[j] + d);
+        const __m256 sum =
+            _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6])),
+                          _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7])));
+        _mm256_storeu_ps(out + d, sum);
+    }
+}
+
+}  // namespace
+
+LADDER_AVX2 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, int32_t n_visible,
+                                        float max_score) {
+    const __m256 max8 = _mm256_set1_ps(max_score);
+    const int32_t n_scores = n_visible - first_visible;
+    double sum = 0.0;
+    for (int32_t group = first_visible - first_visible % 8; group < n_visible; group += 8) {
+        const int32_t begin = group - first_visible;  // index of the group's lane 0
+        if (begin >= 0 && begin + 8 <= n_scores) {
+            const __m256 e = fast_exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(scores + begin), max8));
+            _mm256_storeu_ps(scores + begin, e);
+            sum += static_cast<double>(sum_lanes(e));
+            continue;
+        }
+        // A group cut by the window's start or end: absent lanes add 0, as in
+        // the reference.
+        alignas(32) float lane[8] = {};
+        for (int j = 0; j < 8; ++j) {
+            if (begin + j >= 0 && begin + j < n_scores) lane[j] = scores[begin + j];
+        }
+        alignas(32) float e[8];
+        _mm256_store_ps(e, fast_exp_avx2(_mm256_sub_ps(_mm256_load_ps(lane), max8)));
+        for (int j = 0; j < 8; ++j) {
+            if (begin + j >= 0 && begin + j < n_scores) {
+                scores[begin + j] = e[j];
+            } else {
+                e[j] = 0.0f;
+            }
+        }
+        sum += static_cast<double>(sum_lanes(_mm256_load_ps(e)));
+    }
+    return sum;
+}
+
+LADDER_AVX2 void attend_head_avx2(const float* q, const int32_t* block_table, int32_t first_visible,
+                                  int32_t n_visible, const PagedKvLayer& kv, int32_t kv_head,
+                                  float scale, float* scores, float* out) {
+    const int32_t head_dim = kv.head_dim;
+    LADDER_CHECK(head_dim <= kMaxHeadDim, "head_dim above kMaxHeadDim");
+    LADDER_CHECK(head_dim % 8 == 0, "head_dim not a multiple of 8");
+    const int32_t n_scores = n_visible - first_visible;
+    if (n_scores <= 0) {
+        // Nothing visible: the reference's lanes stay zero. Return before the
+        // row walkers read a block table that may have no entry there.
+        std::memset(out, 0, sizeof(float) * static_cast<size_t>(head_dim));
+        return;
+    }
+
+    alignas(32) float q_rounded[kMaxHeadDim];
+    for (int32_t d = 0; d < head_dim; d += 8) {
+        _mm256_store_ps(q_rounded + d, round_to_f16(_mm256_loadu_ps(q + d)));
+    }
+    const float max_score =
+        score_positions(q_rounded, PagedRows(kv.keys, block_table, kv, kv_head, first_visible),
+                        n_scores, head_dim, scale, scores);
+    const double sum = softmax_exp_sum_avx2(scores, first_visible, n_visible, max_score);
+    normalise(scores, n_scores, static_cast<float>(1.0 / sum));
+    weight_values(scores, PagedRows(kv.values, block_table, kv, kv_head, first_visible),
+                  first_visible, n_scores, head_dim, out);
+}
+
+}  // namespace ladder::kernels::cpu::detail

@@ -1,0 +1,27 @@
+// Internal to kernels/cpu: the per-path attention kernels behind attend_head_for.
+#pragma once
+
+#include "ladder/kernels/cpu/attention.h"
+
+namespace ladder::kernels::cpu::detail {
+
+// attention_scalar.cpp: the reference, portable C++.
+void attend_head_scalar(const float* q, const int32_t* block_table, int32_t first_visible,
+                        int32_t n_visible, const PagedKvLayer& kv, int32_t kv_head, float scale,
+                        float* scores, float* out);
+// attention_avx2.cpp: AVX2 + FMA + F16C, bit-identical to the scalar one.
+void attend_head_avx2(const float* q, const int32_t* block_table, int32_t first_visible,
+                      int32_t n_visible, const PagedKvLayer& kv, int32_t kv_head, float scale,
+                      float* scores, float* out);
+
+// The softmax step of each path, exposed because its grouping shows in the
+// output only through rare roundings: scores[i] = fast_exp(scores[i] -
+// max_score) for positions [first_visible, n_visible), and their sum over
+// groups of 8 positions aligned to position 0, each group summed in float in
+// the 8-lane order, the group sums in double.
+double softmax_exp_sum_scalar(float* scores, int32_t first_visible, int32_t n_visible,
+                              float max_score);
+double softmax_exp_sum_avx2(float* scores, int32_t first_visible, int32_t n_visible,
+                            float max_score);
+
+}  // namespace ladder::kernels::cpu::detail

@@ -1,0 +1,416 @@
+// AVX2 multi-row kernels (GemmFn) for the quantized dtypes of vec_dot_avx2.cpp
+// that models use most: Q4_1 x Q8_1, Q8_0 x Q8_0, Q4_K and Q6_K x Q8_K. Each
+// output repeats that file's accumulation exactly (gemm_tiles.h says why that
+// is enough). The avx512 table keeps the K-quant ones, as it keeps their vec_dots.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "ladder/kernels/cpu/gemm_tiles.h"
+#include "ladder/kernels/cpu/vec_dot_isa.h"
+#include "ladder/tensor/quant_blocks.h"
+
+namespace ladder::kernels::cpu {
+
+namespace {
+
+using tensor::BlockQ4_1;
+using tensor::BlockQ4_K;
+using tensor::BlockQ6_K;
+using tensor::BlockQ8_0;
+using tensor::BlockQ8_1;
+using tensor::BlockQ8_K;
+using tensor::kQK;
+using tensor::kQKK;
+
+#define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+// Tile shape: 16 vector registers hold kW x kT accumulators plus the operands.
+// K-quant tiles also keep kT integer sums live across a super-block: one weight row.
+constexpr int kW = 2;
+constexpr int kT = 4;
+constexpr int kWK = 1;
+
+LADDER_AVX2 inline float half_to_float(uint16_t h) {
+    return _cvtsh_ss(h);
+}
+
+// The lane tree of vec_dot_avx2.cpp's hsum.
+LADDER_AVX2 inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+LADDER_AVX2 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+LADDER_AVX2 inline __m256i load_32(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// As vec_dot_avx2.cpp's dot_u8_s8: exact, since callers never saturate maddubs.
+LADDER_AVX2 inline __m256i dot_u8_s8(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+inline uint32_t load_u32(const void* p) {
+    uint32_t v = 0;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Per output (weight row j, activation row t), as vec_dot_q4_1_q8_1: acc +=
+// (d_w * d_a) * int32 lane sums by one fma per block; offsets += m_w * s_a by
+// one scalar fma per block (the compiler contracts vec_dot's `+= a * b`);
+// result hsum(acc) + offsets. The scale products and the offset fmas of kT
+// rows run lane-wise in one vector: lane 2t holds row t's d, 2t + 1 its s.
+template <int kRowsW, int kRows>
+struct Q4_1Tile {
+    LADDER_AVX2 static void run(const BlockQ4_1* const* w, const BlockQ8_1* const* a,
+                                int64_t n_blocks, float (*res)[kT]) {
+        static_assert(kRows <= 4, "four (d, s) pairs fill one vector");
+        __m256 acc[kRowsW][kRows];
+        __m256 offsets[kRowsW];  // lane 2t + 1: row t's offsets; even lanes unused
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+            offsets[j] = _mm256_setzero_ps();
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
+        }
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            uint32_t ds_bits[4] = {0, 0, 0, 0};
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) ds_bits[t] = load_u32(&a[t][i].d);
+            const __m256 ds = _mm256_cvtph_ps(_mm_setr_epi32(static_cast<int>(ds_bits[0]),
+                                                             static_cast<int>(ds_bits[1]),
+                                                             static_cast<int>(ds_bits[2]),
+                                                             static_cast<int>(ds_bits[3])));
+#pragma GCC unroll 8
+            for (int j = 0; j < kRowsW; ++j) {
+                const BlockQ4_1& b = w[j][i];
+                alignas(32) float scale[8];
+                _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ds));
+                offsets[j] = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(b.m)), ds, offsets[j]);
+                const __m256i q = unpack_nibbles_16(b.qs);
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) {
+                    const __m256i sums = dot_u8_s8(q, load_32(a[t][i].qs));
+                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[2 * t]),
+                                                _mm256_cvtepi32_ps(sums), acc[j][t]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+            alignas(32) float off[8];
+            _mm256_store_ps(off, offsets[j]);
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]) + off[2 * t + 1];
+        }
+    }
+};
+
+// Per output, as vec_dot_q8_0_q8_0: acc += (d_w * d_a) * int32 lane sums by
+// one fma per block, the sums from |x| and y carrying x's sign (maddubs needs
+// one unsigned side, and 2 * 128 * 127 fits int16); result hsum(acc).
+template <int kRowsW, int kRows>
+struct Q8_0Tile {
+    LADDER_AVX2 static void run(const BlockQ8_0* const* w, const BlockQ8_0* const* a,
+                                int64_t n_blocks, float (*res)[kT]) {
+        static_assert(kRows <= 8, "eight scales fill one vector");
+        __m256 acc[kRowsW][kRows];
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
+        }
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            uint16_t d_bits[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) d_bits[t] = a[t][i].d;
+            const __m256 d_a = _mm256_cvtph_ps(_mm_setr_epi16(
+                static_cast<short>(d_bits[0]), static_cast<short>(d_bits[1]),
+                static_cast<short>(d_bits[2]), static_cast<short>(d_bits[3]),
+                static_cast<short>(d_bits[4]), static_cast<short>(d_bits[5]),
+                static_cast<short>(d_bits[6]), static_cast<short>(d_bits[7])));
+#pragma GCC unroll 8
+            for (int j = 0; j < kRowsW; ++j) {
+                const BlockQ8_0& b = w[j][i];
+                alignas(32) float scale[8];
+                _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), d_a));
+                const __m256i x = load_32(b.qs);
+                const __m256i x_abs = _mm256_sign_epi8(x, x);
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) {
+                    const __m256i y_signed = _mm256_sign_epi8(load_32(a[t][i].qs), x);
+                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[t]),
+                                                _mm256_cvtepi32_ps(dot_u8_s8(x_abs, y_signed)),
+                                                acc[j][t]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]);
+        }
+    }
+};
+
+// The kRows activation rows' float d of block i in lanes 0..kRows - 1.
+template <int kRows>
+LADDER_AVX2 inline __m128 q8_k_scales(const BlockQ8_K* const* a, int64_t i) {
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma GCC unroll 4
+    for (int t = 0; t < kRows; ++t) d[t] = a[t][i].d;
+    return _mm_setr_ps(d[0], d[1], d[2], d[3]);
+}
+
+// As vec_dot_avx2.cpp's unpack_q4_k_scales (ggml's get_scale_min_k4 layout).
+LADDER_AVX2 inline void unpack_q4_k_scales(const uint8_t packed[12], uint8_t scales[8],
+                                           uint8_t mins[8]) {
+    for (int j = 0; j < 4; ++j) {
+        scales[j] = packed[j] & 63;
+        mins[j] = packed[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; ++j) {
+        scales[j] = static_cast<uint8_t>((packed[j + 4] & 0x0f) | ((packed[j - 4] >> 6) << 4));
+        mins[j] = static_cast<uint8_t>((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4));
+    }
+}
+
+// Per output, as vec_dot_q4_k_q8_k: per super-block the int32 lane sums of
+// scale_j * maddubs(q, y) (exact, so their add order is free), acc += (d_a *
+// d_w) * sums by one fma; four min lanes (lane k: sub-blocks 2k and 2k + 1)
+// += -(d_a * dmin_w) * lane by one fma; result hsum(acc) + ((m0 + m2) + (m1 + m3)).
+template <int kRowsW, int kRows>
+struct Q4_KTile {
+    LADDER_AVX2 static void run(const BlockQ4_K* const* w, const BlockQ8_K* const* a,
+                                int64_t n_blocks, float (*res)[kT]) {
+        static_assert(kRows <= 4, "four rows' mins fill one vector");
+        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        __m256 acc[kRowsW][kRows];
+        __m128 acc_mins[kRowsW][kRows];
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) {
+                acc[j][t] = _mm256_setzero_ps();
+                acc_mins[j][t] = _mm_setzero_ps();
+            }
+        }
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            const __m128 d_a = q8_k_scales<kRows>(a, i);
+#pragma GCC unroll 8
+            for (int j = 0; j < kRowsW; ++j) {
+                const BlockQ4_K& b = w[j][i];
+                uint8_t scales[8];
+                uint8_t mins[8];
+                unpack_q4_k_scales(b.scales, scales, mins);
+                // Min lane k = min_2k * (bsums[4k] + bsums[4k + 1]) + min_2k+1 * (bsums[4k + 2]
+                // + bsums[4k + 3]): the bsum pairs of sub-block j, weighted by min_j.
+                uint64_t mins_bits = 0;
+                std::memcpy(&mins_bits, mins, sizeof mins_bits);
+                const __m128i mins16 =
+                    _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(mins_bits)));
+                __m128i min_lanes[kRows];
+                __m256i sums[kRows];
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) {
+                    const __m256i bsums = load_32(a[t][i].bsums);
+                    const __m128i pair_sums = _mm_hadd_epi16(_mm256_castsi256_si128(bsums),
+                                                             _mm256_extracti128_si256(bsums, 1));
+                    min_lanes[t] = _mm_madd_epi16(mins16, pair_sums);
+                    sums[t] = _mm256_setzero_si256();
+                }
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles), 2c + 1
+                    const __m256i packed = load_32(b.qs + 32 * c);
+                    const __m256i q_lo = _mm256_and_si256(packed, low4);
+                    const __m256i q_hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+                    const __m256i scale_lo = _mm256_set1_epi16(scales[2 * c]);
+                    const __m256i scale_hi = _mm256_set1_epi16(scales[2 * c + 1]);
+#pragma GCC unroll 8
+                    for (int t = 0; t < kRows; ++t) {
+                        const int8_t* y = a[t][i].qs + 64 * c;
+                        const __m256i p_lo = _mm256_maddubs_epi16(q_lo, load_32(y));
+                        const __m256i p_hi = _mm256_maddubs_epi16(q_hi, load_32(y + 32));
+                        sums[t] = _mm256_add_epi32(sums[t], _mm256_madd_epi16(p_lo, scale_lo));
+                        sums[t] = _mm256_add_epi32(sums[t], _mm256_madd_epi16(p_hi, scale_hi));
+                    }
+                }
+                alignas(16) float d[4];
+                _mm_store_ps(d, _mm_mul_ps(d_a, _mm_set1_ps(half_to_float(b.d))));
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) {
+                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&d[t]),
+                                                _mm256_cvtepi32_ps(sums[t]), acc[j][t]);
+                }
+                alignas(16) float neg_dmin[4];
+                const __m128 dmin = _mm_mul_ps(d_a, _mm_set1_ps(half_to_float(b.dmin)));
+                _mm_store_ps(neg_dmin, _mm_xor_ps(dmin, _mm_set1_ps(-0.0f)));
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) {
+                    acc_mins[j][t] = _mm_fmadd_ps(_mm_set1_ps(neg_dmin[t]),
+                                                  _mm_cvtepi32_ps(min_lanes[t]), acc_mins[j][t]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) {
+                const __m128 mins = acc_mins[j][t];
+                __m128 m = _mm_add_ps(mins, _mm_movehl_ps(mins, mins));
+                m = _mm_add_ss(m, _mm_movehdup_ps(m));
+                res[j][t] = hsum(acc[j][t]) + _mm_cvtss_f32(m);
+            }
+        }
+    }
+};
+
+// Per output, as vec_dot_q6_k_q8_k: per super-block the int32 lane sums of
+// group scale * maddubs(q, y), minus 32 * scale * bsum of groups 2k and 2k + 1
+// in lane k (all exact integers), acc += (d_a * d_w) * sums by one fma; result
+// hsum(acc).
+template <int kRowsW, int kRows>
+struct Q6_KTile {
+    LADDER_AVX2 static void run(const BlockQ6_K* const* w, const BlockQ8_K* const* a,
+                                int64_t n_blocks, float (*res)[kT]) {
+        static_assert(kRows <= 4, "four rows' scales fill one vector");
+        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        const __m256i bits45 = _mm256_set1_epi8(0x30);
+        __m256 acc[kRowsW][kRows];
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
+        }
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            const __m128 d_a = q8_k_scales<kRows>(a, i);
+#pragma GCC unroll 8
+            for (int j = 0; j < kRowsW; ++j) {
+                const BlockQ6_K& b = w[j][i];
+                const int8_t* sc = b.scales;
+                const __m256i sc16 = _mm256_cvtepi8_epi16(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+                __m256i sums[kRows];
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) sums[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+                for (int half = 0; half < 2; ++half) {  // 128 elements each
+                    const uint8_t* ql = b.ql + 64 * half;
+                    const __m256i ql0 = load_32(ql);
+                    const __m256i ql1 = load_32(ql + 32);
+                    const __m256i qh = load_32(b.qh + 32 * half);
+                    // Elements 0..31, 32..63, 64..95, 96..127 of this half.
+                    const __m256i q[4] = {
+                        _mm256_or_si256(_mm256_and_si256(ql0, low4),
+                                        _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
+                        _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                                        _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
+                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                                        _mm256_and_si256(qh, bits45)),
+                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                                        _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45)),
+                    };
+#pragma GCC unroll 4
+                    for (int k = 0; k < 4; ++k) {
+                        const int g = 8 * half + 2 * k;  // groups g (first 16 bytes) and g + 1
+                        const __m256i group_scales =
+                            _mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g]));
+#pragma GCC unroll 8
+                        for (int t = 0; t < kRows; ++t) {
+                            const __m256i pairs = _mm256_maddubs_epi16(
+                                q[k], load_32(a[t][i].qs + 128 * half + 32 * k));
+                            sums[t] =
+                                _mm256_add_epi32(sums[t], _mm256_madd_epi16(pairs, group_scales));
+                        }
+                    }
+                }
+                alignas(16) float d[4];
+                _mm_store_ps(d, _mm_mul_ps(d_a, _mm_set1_ps(half_to_float(b.d))));
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) {
+                    const __m256i bias =
+                        _mm256_slli_epi32(_mm256_madd_epi16(load_32(a[t][i].bsums), sc16), 5);
+                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&d[t]),
+                                                _mm256_cvtepi32_ps(_mm256_sub_epi32(sums[t], bias)),
+                                                acc[j][t]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]);
+        }
+    }
+};
+
+void gemm_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activations, size_t activation_row_bytes,
+                    int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    static constexpr auto kTiles = detail::make_tile_table<BlockQ4_1, BlockQ8_1, kW, kT, Q4_1Tile>(
+        std::make_index_sequence<kT>{});
+    detail::run_tiles<BlockQ4_1, BlockQ8_1, kW, kT>(kTiles, kQK, weights, weight_row_bytes,
+                                                    n_weight_rows, activations,
+                                                    activation_row_bytes, n_activation_rows, n,
+                                                    out, out_stride);
+}
+
+void gemm_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activations, size_t activation_row_bytes,
+                    int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    static constexpr auto kTiles = detail::make_tile_table<BlockQ8_0, BlockQ8_0, kW, kT, Q8_0Tile>(
+        std::make_index_sequence<kT>{});
+    detail::run_tiles<BlockQ8_0, BlockQ8_0, kW, kT>(kTiles, kQK, weights, weight_row_bytes,
+                                                    n_weight_rows, activations,
+                                                    activation_row_bytes, n_activation_rows, n,
+                                                    out, out_stride);
+}
+
+void gemm_q4_k_q8_k(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activations, size_t activation_row_bytes,
+                    int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    static constexpr auto kTiles = detail::make_tile_table<BlockQ4_K, BlockQ8_K, kWK, kT, Q4_KTile>(
+        std::make_index_sequence<kT>{});
+    detail::run_tiles<BlockQ4_K, BlockQ8_K, kWK, kT>(kTiles, kQKK, weights, weight_row_bytes,
+                                                     n_weight_rows, activations,
+                                                     activation_row_bytes, n_activation_rows, n,
+                                                     out, out_stride);
+}
+
+void gemm_q6_k_q8_k(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activations, size_t activation_row_bytes,
+                    int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    static constexpr auto kTiles = detail::make_tile_table<BlockQ6_K, BlockQ8_K, kWK, kT, Q6_KTile>(
+        std::make_index_sequence<kT>{});
+    detail::run_tiles<BlockQ6_K, BlockQ8_K, kWK, kT>(kTiles, kQKK, weights, weight_row_bytes,
+                                                     n_weight_rows, activations,
+                                                     activation_row_bytes, n_activation_rows, n,
+                                                     out, out_stride);
+}
+
+}  // namespace
+
+namespace detail {
+
+void install_avx2_gemm(CpuKernels& k) {
+    using tensor::DType;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] = gemm_q4_1_q8_1;
+    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] = gemm_q8_0_q8_0;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_K)] = gemm_q4_k_q8_k;
+    k.gemm_by_weight[static_cast<int>(DType::Q6_K)] = gemm_q6_k_q8_k;
+}
+
+}  // namespace detail
+
+}  // namespace ladder::kernels::cpu

@@ -1,0 +1,204 @@
+// AVX-512 VNNI multi-row kernels (GemmFn) for the dtypes whose vec_dot is in
+// vec_dot_avx512.cpp: Q4_1 x Q8_1 and Q8_0 x Q8_0. Each output repeats that
+// file's accumulation exactly (gemm_tiles.h says why that is enough).
+// GCC 12's AVX-512 headers warn about their own "undefined" vectors (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "ladder/kernels/cpu/gemm_tiles.h"
+#include "ladder/kernels/cpu/vec_dot_isa.h"
+#include "ladder/tensor/quant_blocks.h"
+
+namespace ladder::kernels::cpu {
+
+namespace {
+
+using tensor::BlockQ4_1;
+using tensor::BlockQ8_0;
+using tensor::BlockQ8_1;
+using tensor::kQK;
+
+#define LADDER_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+// Tile shape: kW x kT accumulators in registers. 4 x 4 fits the 32 registers
+// and was as fast at T = 64, but 2.5x slower than vec_dot at T = 1 on a 28 MB
+// Q8_0 matrix (docs/performance.md, "Batched matmul").
+constexpr int kW = 2;
+constexpr int kT = 4;
+
+LADDER_AVX512 inline float half_to_float(uint16_t h) {
+    return _cvtsh_ss(h);
+}
+
+LADDER_AVX512 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+LADDER_AVX512 inline __m256i load_32(const int8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// The lane tree of vec_dot_avx512.cpp's hsum256.
+LADDER_AVX512 inline float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+inline uint32_t load_u32(const void* p) {
+    uint32_t v = 0;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Per output (weight row j, activation row t), as vec_dot_q4_1_q8_1: acc +=
+// (d_w * d_a) * int32 lane sums by one fma per block; offsets += m_w * s_a by
+// one scalar fma per block (the compiler contracts vec_dot's `+= a * b`);
+// result hsum256(acc) + offsets. The scale products and the offset fmas of
+// kT rows run lane-wise in one vector: lane 2t holds row t's d, 2t + 1 its s.
+template <int kRowsW, int kRows>
+struct Q4_1Tile {
+    LADDER_AVX512 static void run(const BlockQ4_1* const* w, const BlockQ8_1* const* a,
+                                  int64_t n_blocks, float (*res)[kT]) {
+        static_assert(kRows <= 4, "four (d, s) pairs fill one vector");
+        __m256 acc[kRowsW][kRows];
+        __m256 offsets[kRowsW];  // lane 2t + 1: row t's offsets; even lanes unused
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+            offsets[j] = _mm256_setzero_ps();
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
+        }
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            uint32_t ds_bits[4] = {0, 0, 0, 0};
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) ds_bits[t] = load_u32(&a[t][i].d);
+            const __m256 ds = _mm256_cvtph_ps(_mm_setr_epi32(static_cast<int>(ds_bits[0]),
+                                                             static_cast<int>(ds_bits[1]),
+                                                             static_cast<int>(ds_bits[2]),
+                                                             static_cast<int>(ds_bits[3])));
+#pragma GCC unroll 8
+            for (int j = 0; j < kRowsW; ++j) {
+                const BlockQ4_1& b = w[j][i];
+                alignas(32) float scale[8];
+                _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ds));
+                offsets[j] = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(b.m)), ds, offsets[j]);
+                const __m256i q = unpack_nibbles_16(b.qs);
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) {
+                    const __m256i sums =
+                        _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, load_32(a[t][i].qs));
+                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[2 * t]),
+                                                _mm256_cvtepi32_ps(sums), acc[j][t]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+            alignas(32) float off[8];
+            _mm256_store_ps(off, offsets[j]);
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) res[j][t] = hsum256(acc[j][t]) + off[2 * t + 1];
+        }
+    }
+};
+
+// Per output, as vec_dot_q8_0_q8_0: acc += (d_w * d_a) * int32 lane sums of
+// x * y by one fma per block; result hsum256(acc). The lane sums are exact
+// either way, so they are formed here with one vpdpbusd per output instead of
+// two sign flips: (y + 128) * x summed from a start of -128 * sum(x), where
+// y + 128 is shared by the weight rows and -128 * sum(x) by the activation rows.
+template <int kRowsW, int kRows>
+struct Q8_0Tile {
+    LADDER_AVX512 static void run(const BlockQ8_0* const* w, const BlockQ8_0* const* a,
+                                  int64_t n_blocks, float (*res)[kT]) {
+        static_assert(kRows <= 8, "eight scales fill one vector");
+        const __m256i bias_byte = _mm256_set1_epi8(static_cast<char>(0x80));
+        __m256 acc[kRowsW][kRows];
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
+        }
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            uint16_t d_bits[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) d_bits[t] = a[t][i].d;
+            const __m256 d_a = _mm256_cvtph_ps(_mm_setr_epi16(
+                static_cast<short>(d_bits[0]), static_cast<short>(d_bits[1]),
+                static_cast<short>(d_bits[2]), static_cast<short>(d_bits[3]),
+                static_cast<short>(d_bits[4]), static_cast<short>(d_bits[5]),
+                static_cast<short>(d_bits[6]), static_cast<short>(d_bits[7])));
+            __m256i y_biased[kRows];
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) {
+                y_biased[t] = _mm256_xor_si256(load_32(a[t][i].qs), bias_byte);
+            }
+#pragma GCC unroll 8
+            for (int j = 0; j < kRowsW; ++j) {
+                const BlockQ8_0& b = w[j][i];
+                alignas(32) float scale[8];
+                _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), d_a));
+                const __m256i x = load_32(b.qs);
+                const __m256i start = _mm256_sub_epi32(
+                    _mm256_setzero_si256(),
+                    _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias_byte, x));
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) {
+                    const __m256i sums = _mm256_dpbusd_epi32(start, y_biased[t], x);
+                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[t]),
+                                                _mm256_cvtepi32_ps(sums), acc[j][t]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+            for (int t = 0; t < kRows; ++t) res[j][t] = hsum256(acc[j][t]);
+        }
+    }
+};
+
+void gemm_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activations, size_t activation_row_bytes,
+                    int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    static constexpr auto kTiles = detail::make_tile_table<BlockQ4_1, BlockQ8_1, kW, kT, Q4_1Tile>(
+        std::make_index_sequence<kT>{});
+    detail::run_tiles<BlockQ4_1, BlockQ8_1, kW, kT>(kTiles, kQK, weights, weight_row_bytes,
+                                                    n_weight_rows, activations,
+                                                    activation_row_bytes, n_activation_rows, n,
+                                                    out, out_stride);
+}
+
+void gemm_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activations, size_t activation_row_bytes,
+                    int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    static constexpr auto kTiles = detail::make_tile_table<BlockQ8_0, BlockQ8_0, kW, kT, Q8_0Tile>(
+        std::make_index_sequence<kT>{});
+    detail::run_tiles<BlockQ8_0, BlockQ8_0, kW, kT>(kTiles, kQK, weights, weight_row_bytes,
+                                                    n_weight_rows, activations,
+                                                    activation_row_bytes, n_activation_rows, n,
+                                                    out, out_stride);
+}
+
+}  // namespace
+
+namespace detail {
+
+void install_avx512_gemm(CpuKernels& k) {
+    using tensor::DType;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] = gemm_q4_1_q8_1;
+    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] = gemm_q8_0_q8_0;
+}
+
+}  // namespace detail
+
+}  // namespace ladder::kernels::cpu
