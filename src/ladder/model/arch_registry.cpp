@@ -12,6 +12,7 @@ const std::vector<ArchEntry>& architectures() {
         {"llama", build_llama},
         {"mistral", build_llama},
         {"qwen2", build_qwen2},
+        {"gemma3", build_gemma3},
     };
     return table;
 }

@@ -23,5 +23,7 @@ const std::vector<ArchEntry>& architectures();
 // differences are hyperparameters (RoPE style, QKV biases).
 std::unique_ptr<Model> build_llama(const gguf::GgufFile& file);
 std::unique_ptr<Model> build_qwen2(const gguf::GgufFile& file);
+// Gemma 3: sandwich norms, per-head Q/K norms, local and global attention layers.
+std::unique_ptr<Model> build_gemma3(const gguf::GgufFile& file);
 
 }  // namespace ladder::model

@@ -1,5 +1,7 @@
 #include "ladder/model/model_config.h"
 
+#include <cmath>
+
 #include "ladder/gguf/gguf_file.h"
 #include "ladder/kernels/cpu/attention.h"
 #include "ladder/util/error.h"
@@ -53,6 +55,7 @@ ModelConfig read_llama_family_config(const gguf::GgufFile& file, RopeStyle rope_
         util::fail("{}: embedding width {} is not divisible by {} heads", file.name(),
                    config.dim, config.n_heads);
     }
+    config.attention_scale = 1.0f / std::sqrt(static_cast<float>(config.head_dim));
     if (config.head_dim > kMaxHeadDim) {
         util::fail("{}: head dimension {} is above the supported {}", file.name(), config.head_dim,
                    kMaxHeadDim);

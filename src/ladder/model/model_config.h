@@ -32,9 +32,22 @@ struct ModelConfig {
     float rope_freq_base = 10000.0f;
     float rope_freq_scale = 1.0f;  // linear scaling: positions are multiplied by this
     bool tied_embeddings = false;  // output matrix is token_embd
+    float attention_scale = 0.0f;  // multiplies q . k: 1/sqrt(head_dim) unless the arch differs
+
+    // Sliding-window attention. A local layer's token at position p sees the
+    // positions p - sliding_window + 1 .. p; a global layer sees all of them.
+    int32_t sliding_window = 0;        // 0: every layer is global
+    int32_t global_layer_period = 0;   // every period-th layer is global; 0: all local
+    float rope_freq_base_local = 10000.0f;  // RoPE of local layers, when they differ
+    float rope_freq_scale_local = 1.0f;
+    float final_logit_softcap = 0.0f;  // > 0: logits = cap * tanh(logits / cap)
 
     int32_t q_dim() const { return n_heads * head_dim; }
     int32_t kv_dim() const { return n_kv_heads * head_dim; }
+    bool is_local_layer(int32_t layer) const {
+        if (sliding_window <= 0) return false;
+        return global_layer_period <= 0 || layer % global_layer_period != global_layer_period - 1;
+    }
 };
 
 // Reads `<arch>.*` keys shared by the Llama family. Throws util::InputError

@@ -1,0 +1,377 @@
+// The Gemma 3 forward pass: scaled embeddings, RMSNorm before and after both
+// attention and MLP, per-head RMSNorm of Q and K, NeoX RoPE with one base for
+// local (sliding-window) layers and another for global ones, GeGLU MLP.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ladder/gguf/gguf_file.h"
+#include "ladder/kernels/cpu/activations.h"
+#include "ladder/kernels/cpu/attention.h"
+#include "ladder/kernels/cpu/gelu_table.h"
+#include "ladder/kernels/cpu/matmul.h"
+#include "ladder/kernels/cpu/norms.h"
+#include "ladder/kernels/cpu/rope.h"
+#include "ladder/model/arch_registry.h"
+#include "ladder/model/weights.h"
+#include "ladder/tensor/reference_ops.h"
+#include "ladder/util/check.h"
+#include "ladder/util/error.h"
+#include "ladder/util/thread_pool.h"
+
+namespace ladder::model {
+
+namespace {
+
+namespace cpu = kernels::cpu;
+
+// Gemma 3 interleaves five local layers with one global layer; the GGUF does
+// not store the pattern (llama.cpp fixes it per architecture too).
+constexpr int32_t kGlobalLayerPeriod = 6;
+// RoPE base of the local layers when the file does not name one.
+constexpr double kDefaultLocalRopeBase = 10000.0;
+// The one Gemma 3 size whose query_pre_attn_scalar is dim / n_heads rather than
+// head_dim (27B, 62 layers); llama.cpp tells it apart by its layer count.
+constexpr int32_t kLayersOf27b = 62;
+
+ModelConfig read_gemma3_config(const gguf::GgufFile& file) {
+    ModelConfig config = read_llama_family_config(file, RopeStyle::NeoX);
+    const std::string& arch = config.architecture;
+    const auto value_length = file.get_int(arch + ".attention.value_length");
+    if (value_length && *value_length != config.head_dim) {
+        util::fail("{}: value length {} differs from key length {}, which ladder does not support",
+                   file.name(), *value_length, config.head_dim);
+    }
+    const int64_t window = file.get_int(arch + ".attention.sliding_window").value_or(0);
+    if (window < 0 || window > (int64_t{1} << 24)) {
+        util::fail("{}: sliding window {} is out of range", file.name(), window);
+    }
+    config.sliding_window = static_cast<int32_t>(window);
+    config.global_layer_period = kGlobalLayerPeriod;
+    config.rope_freq_base_local = static_cast<float>(
+        file.get_float(arch + ".rope.freq_base_swa").value_or(kDefaultLocalRopeBase));
+    if (!(config.rope_freq_base_local > 1.0f)) {
+        util::fail("{}: local RoPE frequency base {} must be > 1", file.name(),
+                   config.rope_freq_base_local);
+    }
+    // Linear RoPE scaling (the larger Gemma 3 models) stretches global layers only.
+    config.rope_freq_scale_local = 1.0f;
+    const float query_pre_attn_scalar =
+        config.n_layers == kLayersOf27b ? static_cast<float>(config.dim / config.n_heads)
+                                        : static_cast<float>(config.head_dim);
+    config.attention_scale = 1.0f / std::sqrt(query_pre_attn_scalar);
+    config.final_logit_softcap =
+        static_cast<float>(file.get_float(arch + ".final_logit_softcapping").value_or(0.0));
+    if (!(config.final_logit_softcap >= 0.0f)) {
+        util::fail("{}: final logit soft-cap {} must be >= 0", file.name(),
+                   config.final_logit_softcap);
+    }
+    return config;
+}
+
+struct LayerWeights {
+    const float* attn_norm;       // [dim]
+    WeightMatrix wq;              // [q_dim, dim]
+    WeightMatrix wk;              // [kv_dim, dim]
+    WeightMatrix wv;              // [kv_dim, dim]
+    const float* q_norm;          // [head_dim], shared by all query heads
+    const float* k_norm;          // [head_dim]
+    WeightMatrix wo;              // [dim, q_dim]
+    const float* attn_post_norm;  // [dim]
+    const float* ffn_norm;        // [dim]
+    WeightMatrix w_gate;          // [hidden_dim, dim]
+    WeightMatrix w_up;            // [hidden_dim, dim]
+    WeightMatrix w_down;          // [dim, hidden_dim]
+    const float* ffn_post_norm;   // [dim]
+};
+
+// Activations of one step, grown to the largest batch seen and then reused,
+// so steady-state decoding does not allocate.
+struct Scratch {
+    int64_t capacity_rows = 0;
+    std::vector<float> x;     // [T, dim] residual stream
+    std::vector<float> xb;    // [T, dim] normed input of a block
+    std::vector<float> q;     // [T, q_dim]
+    std::vector<float> k;     // [T, kv_dim]
+    std::vector<float> v;     // [T, kv_dim]
+    std::vector<float> attn;  // [T, q_dim]
+    std::vector<float> gate;  // [T, hidden_dim]
+    std::vector<float> up;    // [T, hidden_dim]
+    std::vector<float> out;   // [T, dim] projection output before its norm and the residual add
+    std::vector<uint8_t> quantized;     // activations quantized for the integer dot products
+    std::vector<float> scores;          // [chunks, longest context] attention score rows
+    std::vector<int32_t> row_sequence;  // [T] which sequence each row belongs to
+};
+
+class Gemma3Model final : public Model {
+public:
+    explicit Gemma3Model(const gguf::GgufFile& file) : config_(read_gemma3_config(file)) {
+        load_weights(file);
+    }
+
+    const ModelConfig& config() const override { return config_; }
+
+    void forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPool& pool,
+                 std::span<float> logits) override;
+
+private:
+    void load_weights(const gguf::GgufFile& file);
+    void ensure_scratch(int64_t n_rows);
+    cpu::QuantizedActivations quantize_for(const WeightMatrix& w, const float* x, int64_t n_rows,
+                                           const cpu::QuantizedActivations* current);
+    // q, k, v of every row from the normed input xb; q and k normed per head,
+    // rotated, q scaled; k and v stored in the cache.
+    void project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t layer, util::ThreadPool& pool);
+    void attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
+                   util::ThreadPool& pool);
+    void mlp(const LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool);
+    void rms_norm_rows(const float* x, const float* weight, float* out, int64_t n_rows,
+                       int64_t n) const;
+
+    ModelConfig config_;
+    float embedding_scale_ = 1.0f;
+    WeightMatrix token_embd_;  // [vocab_size, dim]
+    WeightMatrix output_;      // [vocab_size, dim] (token_embd_ when tied)
+    const float* output_norm_ = nullptr;
+    std::vector<LayerWeights> layers_;
+    cpu::RopeParams rope_global_;
+    cpu::RopeParams rope_local_;
+    Scratch scratch_;
+};
+
+void Gemma3Model::load_weights(const gguf::GgufFile& file) {
+    const WeightLoader loader(file);
+    const int64_t dim = config_.dim;
+    const int64_t head_dim = config_.head_dim;
+    token_embd_ = loader.matrix("token_embd.weight", config_.vocab_size, dim);
+    output_ = config_.tied_embeddings ? token_embd_
+                                      : loader.matrix("output.weight", config_.vocab_size, dim);
+    output_norm_ = loader.vector("output_norm.weight", dim);
+    layers_.resize(static_cast<size_t>(config_.n_layers));
+    for (int32_t i = 0; i < config_.n_layers; ++i) {
+        const std::string prefix = "blk." + std::to_string(i) + ".";
+        LayerWeights& layer = layers_[static_cast<size_t>(i)];
+        // Gemma's norms scale by (1 + w); the GGUF converter stores 1 + w, so
+        // these are used as they are.
+        layer.attn_norm = loader.vector(prefix + "attn_norm.weight", dim);
+        layer.wq = loader.matrix(prefix + "attn_q.weight", config_.q_dim(), dim);
+        layer.wk = loader.matrix(prefix + "attn_k.weight", config_.kv_dim(), dim);
+        layer.wv = loader.matrix(prefix + "attn_v.weight", config_.kv_dim(), dim);
+        layer.q_norm = loader.vector(prefix + "attn_q_norm.weight", head_dim);
+        layer.k_norm = loader.vector(prefix + "attn_k_norm.weight", head_dim);
+        layer.wo = loader.matrix(prefix + "attn_output.weight", dim, config_.q_dim());
+        layer.attn_post_norm = loader.vector(prefix + "post_attention_norm.weight", dim);
+        layer.ffn_norm = loader.vector(prefix + "ffn_norm.weight", dim);
+        layer.w_gate = loader.matrix(prefix + "ffn_gate.weight", config_.hidden_dim, dim);
+        layer.w_up = loader.matrix(prefix + "ffn_up.weight", config_.hidden_dim, dim);
+        layer.w_down = loader.matrix(prefix + "ffn_down.weight", dim, config_.hidden_dim);
+        layer.ffn_post_norm = loader.vector(prefix + "post_ffw_norm.weight", dim);
+    }
+    // sqrt(dim) in float, as the reference scales the embeddings.
+    embedding_scale_ = std::sqrt(static_cast<float>(dim));
+    rope_global_.head_dim = config_.head_dim;
+    rope_global_.rope_dim = config_.rope_dim;
+    rope_global_.freq_base = config_.rope_freq_base;
+    rope_global_.freq_scale = config_.rope_freq_scale;
+    rope_global_.neox = true;
+    rope_local_ = rope_global_;
+    rope_local_.freq_base = config_.rope_freq_base_local;
+    rope_local_.freq_scale = config_.rope_freq_scale_local;
+}
+
+void Gemma3Model::ensure_scratch(int64_t n_rows) {
+    if (n_rows <= scratch_.capacity_rows) return;
+    const auto rows = static_cast<size_t>(n_rows);
+    scratch_.x.resize(rows * config_.dim);
+    scratch_.xb.resize(rows * config_.dim);
+    scratch_.q.resize(rows * config_.q_dim());
+    scratch_.k.resize(rows * config_.kv_dim());
+    scratch_.v.resize(rows * config_.kv_dim());
+    scratch_.attn.resize(rows * config_.q_dim());
+    scratch_.gate.resize(rows * config_.hidden_dim);
+    scratch_.up.resize(rows * config_.hidden_dim);
+    scratch_.out.resize(rows * config_.dim);
+    const int64_t widest_input =
+        std::max<int64_t>({config_.dim, config_.hidden_dim, config_.q_dim()});
+    // F32 is the widest activation type any weight type pairs with.
+    scratch_.quantized.resize(
+        cpu::quantized_activations_bytes(tensor::DType::F32, n_rows, widest_input));
+    scratch_.capacity_rows = n_rows;
+}
+
+cpu::QuantizedActivations Gemma3Model::quantize_for(const WeightMatrix& w, const float* x,
+                                                    int64_t n_rows,
+                                                    const cpu::QuantizedActivations* current) {
+    if (current != nullptr && current->dtype == tensor::vec_dot_type(w.dtype)) return *current;
+    return cpu::quantize_activations(tensor::vec_dot_type(w.dtype), x, n_rows, w.n_in,
+                                     scratch_.quantized.data(), scratch_.quantized.size());
+}
+
+void Gemma3Model::rms_norm_rows(const float* x, const float* weight, float* out, int64_t n_rows,
+                                int64_t n) const {
+    for (int64_t row = 0; row < n_rows; ++row) {
+        cpu::rms_norm(x + row * n, weight, out + row * n, n, config_.rms_norm_eps);
+    }
+}
+
+void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
+                              util::ThreadPool& pool) {
+    const LayerWeights& layer = layers_[static_cast<size_t>(l)];
+    Scratch& s = scratch_;
+    const int64_t n_rows = batch.n_tokens();
+    const int64_t q_dim = config_.q_dim();
+    const int64_t kv_dim = config_.kv_dim();
+    const int32_t head_dim = config_.head_dim;
+    // Q, K and V read the same normed input: it is quantized again only when
+    // a matrix pairs with a different activation type.
+    auto xq = quantize_for(layer.wq, s.xb.data(), n_rows, nullptr);
+    cpu::matmul(layer.wq, xq, s.q.data(), pool);
+    xq = quantize_for(layer.wk, s.xb.data(), n_rows, &xq);
+    cpu::matmul(layer.wk, xq, s.k.data(), pool);
+    xq = quantize_for(layer.wv, s.xb.data(), n_rows, &xq);
+    cpu::matmul(layer.wv, xq, s.v.data(), pool);
+
+    const cpu::RopeParams& rope = config_.is_local_layer(l) ? rope_local_ : rope_global_;
+    const KvCacheShape& shape = kv.shape();
+    for (int64_t row = 0; row < n_rows; ++row) {
+        float* q = s.q.data() + row * q_dim;
+        float* k = s.k.data() + row * kv_dim;
+        rms_norm_rows(q, layer.q_norm, q, config_.n_heads, head_dim);
+        rms_norm_rows(k, layer.k_norm, k, config_.n_kv_heads, head_dim);
+        const int32_t position = batch.positions[static_cast<size_t>(row)];
+        cpu::rope(q, config_.n_heads, position, rope);
+        cpu::rope(k, config_.n_kv_heads, position, rope);
+        // The scale goes on q before attention (the reference's order): q is
+        // rounded to F16 there, so scaling the scores afterwards would differ
+        // wherever the scale is not a power of two.
+        for (int64_t i = 0; i < q_dim; ++i) q[i] *= config_.attention_scale;
+        cpu::store_kv(k, s.v.data() + row * kv_dim, batch.slots[static_cast<size_t>(row)],
+                      kv.keys(l, 0, 0), kv.values(l, 0, 0), shape.n_kv_heads, shape.block_size,
+                      shape.head_dim);
+    }
+}
+
+void Gemma3Model::attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
+                            util::ThreadPool& pool) {
+    const KvCacheShape& shape = kv.shape();
+    const cpu::PagedKvLayer kv_layer{kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
+                                     shape.n_kv_heads, shape.block_size, shape.head_dim};
+    const int32_t n_heads = config_.n_heads;
+    const int32_t group = config_.n_heads / config_.n_kv_heads;
+    // A local layer's token at p sees p - window + 1 .. p (the reference masks
+    // a key when p - key_position >= window).
+    const int32_t window = config_.is_local_layer(layer) ? config_.sliding_window : 0;
+    // Tasks are (token, head) pairs of all sequences, grouped into one
+    // contiguous range per chunk; each chunk has its own row of score scratch.
+    const int64_t n_pairs = int64_t{batch.n_tokens()} * n_heads;
+    const int64_t n_chunks = std::min<int64_t>(n_pairs, int64_t{pool.n_threads()} * 4);
+    const int64_t chunk = (n_pairs + n_chunks - 1) / n_chunks;
+    int32_t longest = 0;
+    for (const BatchSequence& sequence : batch.sequences) {
+        longest = std::max(longest, sequence.n_context);
+    }
+    const auto scores_per_chunk = static_cast<size_t>(longest);
+    if (scratch_.scores.size() < scores_per_chunk * static_cast<size_t>(n_chunks)) {
+        scratch_.scores.resize(scores_per_chunk * static_cast<size_t>(n_chunks));
+    }
+    scratch_.row_sequence.resize(static_cast<size_t>(batch.n_tokens()));
+    for (size_t s = 0; s < batch.sequences.size(); ++s) {
+        const BatchSequence& sequence = batch.sequences[s];
+        for (int32_t i = 0; i < sequence.n_tokens; ++i) {
+            scratch_.row_sequence[static_cast<size_t>(sequence.first_row + i)] =
+                static_cast<int32_t>(s);
+        }
+    }
+    pool.parallel_for(n_chunks, [&](int64_t c) {
+        float* scores = scratch_.scores.data() + static_cast<size_t>(c) * scores_per_chunk;
+        for (int64_t pair = c * chunk; pair < std::min(n_pairs, (c + 1) * chunk); ++pair) {
+            const auto row = static_cast<int32_t>(pair / n_heads);
+            const auto head = static_cast<int32_t>(pair % n_heads);
+            const BatchSequence& sequence = batch.sequences[static_cast<size_t>(
+                scratch_.row_sequence[static_cast<size_t>(row)])];
+            const int64_t offset = static_cast<int64_t>(row) * config_.q_dim() +
+                                   static_cast<int64_t>(head) * config_.head_dim;
+            const int32_t position = batch.positions[static_cast<size_t>(row)];
+            const int32_t first_visible = window > 0 ? std::max(0, position - window + 1) : 0;
+            // q is already scaled (project_qkv), so the scores are not scaled again.
+            cpu::attend_head(scratch_.q.data() + offset, sequence.block_table.data(),
+                             first_visible, position + 1, kv_layer, head / group, 1.0f, scores,
+                             scratch_.attn.data() + offset);
+        }
+    });
+}
+
+void Gemma3Model::mlp(const LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool) {
+    Scratch& s = scratch_;
+    auto xq = quantize_for(layer.w_gate, s.xb.data(), n_rows, nullptr);
+    cpu::matmul(layer.w_gate, xq, s.gate.data(), pool);
+    xq = quantize_for(layer.w_up, s.xb.data(), n_rows, &xq);
+    cpu::matmul(layer.w_up, xq, s.up.data(), pool);
+    cpu::gelu_mul_f16_table(s.gate.data(), s.up.data(), n_rows * config_.hidden_dim);
+    xq = quantize_for(layer.w_down, s.gate.data(), n_rows, nullptr);
+    cpu::matmul(layer.w_down, xq, s.out.data(), pool);
+}
+
+void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPool& pool,
+                          std::span<float> logits) {
+    const int64_t n_rows = batch.n_tokens();
+    const int64_t dim = config_.dim;
+    const int64_t vocab_size = config_.vocab_size;
+    LADDER_CHECK(logits.size() >= batch.logit_rows.size() * static_cast<size_t>(vocab_size),
+                 "logits buffer smaller than logit_rows x vocab_size");
+    ensure_scratch(std::max<int64_t>(n_rows, static_cast<int64_t>(batch.logit_rows.size())));
+    Scratch& s = scratch_;
+
+    for (int64_t row = 0; row < n_rows; ++row) {
+        const int32_t token = batch.tokens[static_cast<size_t>(row)];
+        LADDER_CHECK(token >= 0 && token < config_.vocab_size, "token id outside the vocabulary");
+        float* x = s.x.data() + row * dim;
+        tensor::dequantize_row(token_embd_.dtype, token_embd_.row(token), x, dim);
+        for (int64_t i = 0; i < dim; ++i) x[i] *= embedding_scale_;
+    }
+
+    for (int32_t l = 0; l < config_.n_layers; ++l) {
+        const LayerWeights& layer = layers_[static_cast<size_t>(l)];
+        rms_norm_rows(s.x.data(), layer.attn_norm, s.xb.data(), n_rows, dim);
+        project_qkv(batch, kv, l, pool);
+        attention(batch, kv, l, pool);
+        const auto attn_q = quantize_for(layer.wo, s.attn.data(), n_rows, nullptr);
+        cpu::matmul(layer.wo, attn_q, s.out.data(), pool);
+        rms_norm_rows(s.out.data(), layer.attn_post_norm, s.out.data(), n_rows, dim);
+        cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
+
+        rms_norm_rows(s.x.data(), layer.ffn_norm, s.xb.data(), n_rows, dim);
+        mlp(layer, n_rows, pool);
+        rms_norm_rows(s.out.data(), layer.ffn_post_norm, s.out.data(), n_rows, dim);
+        cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
+    }
+
+    // Only the rows that need logits pay for the final norm and the vocabulary product.
+    const auto n_logit_rows = static_cast<int64_t>(batch.logit_rows.size());
+    for (int64_t i = 0; i < n_logit_rows; ++i) {
+        const int32_t row = batch.logit_rows[static_cast<size_t>(i)];
+        LADDER_CHECK(row >= 0 && row < n_rows, "logit row outside the batch");
+        cpu::rms_norm(s.x.data() + row * dim, output_norm_, s.xb.data() + i * dim, dim,
+                      config_.rms_norm_eps);
+    }
+    if (n_logit_rows == 0) return;
+    const auto xq = quantize_for(output_, s.xb.data(), n_logit_rows, nullptr);
+    cpu::matmul(output_, xq, logits.data(), pool);
+    if (config_.final_logit_softcap > 0.0f) {
+        // cap * tanh(logit / cap), with 1/cap as one factor as the reference scales.
+        const float cap = config_.final_logit_softcap;
+        const float inverse_cap = 1.0f / cap;
+        for (float& logit : logits.first(static_cast<size_t>(n_logit_rows * vocab_size))) {
+            logit = std::tanh(logit * inverse_cap) * cap;
+        }
+    }
+}
+
+}  // namespace
+
+std::unique_ptr<Model> build_gemma3(const gguf::GgufFile& file) {
+    return std::make_unique<Gemma3Model>(file);
+}
+
+}  // namespace ladder::model
