@@ -1,6 +1,7 @@
 // `ladder logprobs`: the model's top next-token log-probabilities at every
 // position of a text or token list, as JSON. It is how fidelity against
 // another engine is checked (top-1 agreement, KL divergence).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -24,6 +25,7 @@ struct LogprobsOptions {
     std::string prompt;
     std::string tokens_json;
     int top = 20;
+    int batch_prefix = -1;  // < 0: every token in one pass
 };
 
 std::vector<int32_t> parse_token_list(const std::string& text, int32_t vocab_size) {
@@ -53,7 +55,15 @@ void run_logprobs(const LogprobsOptions& options) {
     util::ThreadPool pool(options.n_threads);
     engine::Session session(*bundle.model, pool, static_cast<int32_t>(tokens.size()));
     std::vector<float> logits;
-    session.append_scoring_all(tokens, logits);
+    const auto n_tokens = static_cast<int32_t>(tokens.size());
+    const int32_t n_batched =
+        options.batch_prefix < 0 ? n_tokens : std::min(options.batch_prefix, n_tokens);
+    if (n_batched > 0) session.append_scoring_all({tokens.data(), static_cast<size_t>(n_batched)}, logits);
+    // The rest one token per step, as generation computes them.
+    for (int32_t i = n_batched; i < n_tokens; ++i) {
+        const std::span<const float> row = session.append({&tokens[static_cast<size_t>(i)], 1});
+        logits.insert(logits.end(), row.begin(), row.end());
+    }
 
     nlohmann::json positions = nlohmann::json::array();
     for (size_t i = 0; i < tokens.size(); ++i) {
@@ -81,6 +91,10 @@ void add_logprobs_command(CLI::App& app) {
     auto* tokens = command->add_option("--tokens", options->tokens_json,
                                        "token ids to score, as a JSON array");
     prompt->excludes(tokens);
+    command->add_option("--batch-prefix", options->batch_prefix,
+                        "compute the first N tokens in one pass and the rest one per step, as "
+                        "generation does (default: all in one pass)")
+        ->check(CLI::Range(0, 1 << 24));
     command->add_option("--top", options->top, "log-probabilities per position")
         ->default_val(20)
         ->check(CLI::Range(1, 1000));
