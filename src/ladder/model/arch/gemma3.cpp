@@ -14,6 +14,8 @@
 #include "ladder/kernels/cpu/norms.h"
 #include "ladder/kernels/cpu/rope.h"
 #include "ladder/model/arch_registry.h"
+#include "ladder/model/forward_scratch.h"
+#include "ladder/model/paged_attention.h"
 #include "ladder/model/weights.h"
 #include "ladder/tensor/reference_ops.h"
 #include "ladder/util/check.h"
@@ -86,24 +88,6 @@ struct LayerWeights {
     const float* ffn_post_norm;   // [dim]
 };
 
-// Activations of one step, grown to the largest batch seen and then reused,
-// so steady-state decoding does not allocate.
-struct Scratch {
-    int64_t capacity_rows = 0;
-    std::vector<float> x;     // [T, dim] residual stream
-    std::vector<float> xb;    // [T, dim] normed input of a block
-    std::vector<float> q;     // [T, q_dim]
-    std::vector<float> k;     // [T, kv_dim]
-    std::vector<float> v;     // [T, kv_dim]
-    std::vector<float> attn;  // [T, q_dim]
-    std::vector<float> gate;  // [T, hidden_dim]
-    std::vector<float> up;    // [T, hidden_dim]
-    std::vector<float> out;   // [T, dim] projection output before its norm and the residual add
-    std::vector<uint8_t> quantized;     // activations quantized for the integer dot products
-    std::vector<float> scores;          // [chunks, longest context] attention score rows
-    std::vector<int32_t> row_sequence;  // [T] which sequence each row belongs to
-};
-
 class Gemma3Model final : public Model {
 public:
     explicit Gemma3Model(const gguf::GgufFile& file) : config_(read_gemma3_config(file)) {
@@ -117,14 +101,9 @@ public:
 
 private:
     void load_weights(const gguf::GgufFile& file);
-    void ensure_scratch(int64_t n_rows);
-    cpu::QuantizedActivations quantize_for(const WeightMatrix& w, const float* x, int64_t n_rows,
-                                           const cpu::QuantizedActivations* current);
     // q, k, v of every row from the normed input xb; q and k normed per head,
     // rotated, q scaled; k and v stored in the cache.
     void project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t layer, util::ThreadPool& pool);
-    void attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
-                   util::ThreadPool& pool);
     void mlp(const LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool);
     void rms_norm_rows(const float* x, const float* weight, float* out, int64_t n_rows,
                        int64_t n) const;
@@ -137,7 +116,7 @@ private:
     std::vector<LayerWeights> layers_;
     cpu::RopeParams rope_global_;
     cpu::RopeParams rope_local_;
-    Scratch scratch_;
+    ForwardScratch scratch_;
 };
 
 void Gemma3Model::load_weights(const gguf::GgufFile& file) {
@@ -180,34 +159,6 @@ void Gemma3Model::load_weights(const gguf::GgufFile& file) {
     rope_local_.freq_scale = config_.rope_freq_scale_local;
 }
 
-void Gemma3Model::ensure_scratch(int64_t n_rows) {
-    if (n_rows <= scratch_.capacity_rows) return;
-    const auto rows = static_cast<size_t>(n_rows);
-    scratch_.x.resize(rows * config_.dim);
-    scratch_.xb.resize(rows * config_.dim);
-    scratch_.q.resize(rows * config_.q_dim());
-    scratch_.k.resize(rows * config_.kv_dim());
-    scratch_.v.resize(rows * config_.kv_dim());
-    scratch_.attn.resize(rows * config_.q_dim());
-    scratch_.gate.resize(rows * config_.hidden_dim);
-    scratch_.up.resize(rows * config_.hidden_dim);
-    scratch_.out.resize(rows * config_.dim);
-    const int64_t widest_input =
-        std::max<int64_t>({config_.dim, config_.hidden_dim, config_.q_dim()});
-    // F32 is the widest activation type any weight type pairs with.
-    scratch_.quantized.resize(
-        cpu::quantized_activations_bytes(tensor::DType::F32, n_rows, widest_input));
-    scratch_.capacity_rows = n_rows;
-}
-
-cpu::QuantizedActivations Gemma3Model::quantize_for(const WeightMatrix& w, const float* x,
-                                                    int64_t n_rows,
-                                                    const cpu::QuantizedActivations* current) {
-    if (current != nullptr && current->dtype == tensor::vec_dot_type(w.dtype)) return *current;
-    return cpu::quantize_activations(tensor::vec_dot_type(w.dtype), x, n_rows, w.n_in,
-                                     scratch_.quantized.data(), scratch_.quantized.size());
-}
-
 void Gemma3Model::rms_norm_rows(const float* x, const float* weight, float* out, int64_t n_rows,
                                 int64_t n) const {
     for (int64_t row = 0; row < n_rows; ++row) {
@@ -218,18 +169,18 @@ void Gemma3Model::rms_norm_rows(const float* x, const float* weight, float* out,
 void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
                               util::ThreadPool& pool) {
     const LayerWeights& layer = layers_[static_cast<size_t>(l)];
-    Scratch& s = scratch_;
+    ForwardScratch& s = scratch_;
     const int64_t n_rows = batch.n_tokens();
     const int64_t q_dim = config_.q_dim();
     const int64_t kv_dim = config_.kv_dim();
     const int32_t head_dim = config_.head_dim;
     // Q, K and V read the same normed input: it is quantized again only when
     // a matrix pairs with a different activation type.
-    auto xq = quantize_for(layer.wq, s.xb.data(), n_rows, nullptr);
+    auto xq = s.quantize_for(layer.wq, s.xb.data(), n_rows, nullptr);
     cpu::matmul(layer.wq, xq, s.q.data(), pool);
-    xq = quantize_for(layer.wk, s.xb.data(), n_rows, &xq);
+    xq = s.quantize_for(layer.wk, s.xb.data(), n_rows, &xq);
     cpu::matmul(layer.wk, xq, s.k.data(), pool);
-    xq = quantize_for(layer.wv, s.xb.data(), n_rows, &xq);
+    xq = s.quantize_for(layer.wv, s.xb.data(), n_rows, &xq);
     cpu::matmul(layer.wv, xq, s.v.data(), pool);
 
     const cpu::RopeParams& rope = config_.is_local_layer(l) ? rope_local_ : rope_global_;
@@ -252,64 +203,14 @@ void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
     }
 }
 
-void Gemma3Model::attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
-                            util::ThreadPool& pool) {
-    const KvCacheShape& shape = kv.shape();
-    const cpu::PagedKvLayer kv_layer{kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
-                                     shape.n_kv_heads, shape.block_size, shape.head_dim};
-    const int32_t n_heads = config_.n_heads;
-    const int32_t group = config_.n_heads / config_.n_kv_heads;
-    // A local layer's token at p sees p - window + 1 .. p (the reference masks
-    // a key when p - key_position >= window).
-    const int32_t window = config_.is_local_layer(layer) ? config_.sliding_window : 0;
-    // Tasks are (token, head) pairs of all sequences, grouped into one
-    // contiguous range per chunk; each chunk has its own row of score scratch.
-    const int64_t n_pairs = int64_t{batch.n_tokens()} * n_heads;
-    const int64_t n_chunks = std::min<int64_t>(n_pairs, int64_t{pool.n_threads()} * 4);
-    const int64_t chunk = (n_pairs + n_chunks - 1) / n_chunks;
-    int32_t longest = 0;
-    for (const BatchSequence& sequence : batch.sequences) {
-        longest = std::max(longest, sequence.n_context);
-    }
-    const auto scores_per_chunk = static_cast<size_t>(longest);
-    if (scratch_.scores.size() < scores_per_chunk * static_cast<size_t>(n_chunks)) {
-        scratch_.scores.resize(scores_per_chunk * static_cast<size_t>(n_chunks));
-    }
-    scratch_.row_sequence.resize(static_cast<size_t>(batch.n_tokens()));
-    for (size_t s = 0; s < batch.sequences.size(); ++s) {
-        const BatchSequence& sequence = batch.sequences[s];
-        for (int32_t i = 0; i < sequence.n_tokens; ++i) {
-            scratch_.row_sequence[static_cast<size_t>(sequence.first_row + i)] =
-                static_cast<int32_t>(s);
-        }
-    }
-    pool.parallel_for(n_chunks, [&](int64_t c) {
-        float* scores = scratch_.scores.data() + static_cast<size_t>(c) * scores_per_chunk;
-        for (int64_t pair = c * chunk; pair < std::min(n_pairs, (c + 1) * chunk); ++pair) {
-            const auto row = static_cast<int32_t>(pair / n_heads);
-            const auto head = static_cast<int32_t>(pair % n_heads);
-            const BatchSequence& sequence = batch.sequences[static_cast<size_t>(
-                scratch_.row_sequence[static_cast<size_t>(row)])];
-            const int64_t offset = static_cast<int64_t>(row) * config_.q_dim() +
-                                   static_cast<int64_t>(head) * config_.head_dim;
-            const int32_t position = batch.positions[static_cast<size_t>(row)];
-            const int32_t first_visible = window > 0 ? std::max(0, position - window + 1) : 0;
-            // q is already scaled (project_qkv), so the scores are not scaled again.
-            cpu::attend_head(scratch_.q.data() + offset, sequence.block_table.data(),
-                             first_visible, position + 1, kv_layer, head / group, 1.0f, scores,
-                             scratch_.attn.data() + offset);
-        }
-    });
-}
-
 void Gemma3Model::mlp(const LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool) {
-    Scratch& s = scratch_;
-    auto xq = quantize_for(layer.w_gate, s.xb.data(), n_rows, nullptr);
+    ForwardScratch& s = scratch_;
+    auto xq = s.quantize_for(layer.w_gate, s.xb.data(), n_rows, nullptr);
     cpu::matmul(layer.w_gate, xq, s.gate.data(), pool);
-    xq = quantize_for(layer.w_up, s.xb.data(), n_rows, &xq);
+    xq = s.quantize_for(layer.w_up, s.xb.data(), n_rows, &xq);
     cpu::matmul(layer.w_up, xq, s.up.data(), pool);
     cpu::gelu_mul_f16_table(s.gate.data(), s.up.data(), n_rows * config_.hidden_dim);
-    xq = quantize_for(layer.w_down, s.gate.data(), n_rows, nullptr);
+    xq = s.quantize_for(layer.w_down, s.gate.data(), n_rows, nullptr);
     cpu::matmul(layer.w_down, xq, s.out.data(), pool);
 }
 
@@ -320,8 +221,8 @@ void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPo
     const int64_t vocab_size = config_.vocab_size;
     LADDER_CHECK(logits.size() >= batch.logit_rows.size() * static_cast<size_t>(vocab_size),
                  "logits buffer smaller than logit_rows x vocab_size");
-    ensure_scratch(std::max<int64_t>(n_rows, static_cast<int64_t>(batch.logit_rows.size())));
-    Scratch& s = scratch_;
+    ForwardScratch& s = scratch_;
+    s.ensure(config_, std::max<int64_t>(n_rows, static_cast<int64_t>(batch.logit_rows.size())));
 
     for (int64_t row = 0; row < n_rows; ++row) {
         const int32_t token = batch.tokens[static_cast<size_t>(row)];
@@ -335,8 +236,10 @@ void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPo
         const LayerWeights& layer = layers_[static_cast<size_t>(l)];
         rms_norm_rows(s.x.data(), layer.attn_norm, s.xb.data(), n_rows, dim);
         project_qkv(batch, kv, l, pool);
-        attention(batch, kv, l, pool);
-        const auto attn_q = quantize_for(layer.wo, s.attn.data(), n_rows, nullptr);
+        // q is already scaled (project_qkv), so the scores are not scaled again.
+        const int32_t window = config_.is_local_layer(l) ? config_.sliding_window : 0;
+        paged_attention(batch, kv, l, config_, 1.0f, window, s, pool);
+        const auto attn_q = s.quantize_for(layer.wo, s.attn.data(), n_rows, nullptr);
         cpu::matmul(layer.wo, attn_q, s.out.data(), pool);
         rms_norm_rows(s.out.data(), layer.attn_post_norm, s.out.data(), n_rows, dim);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
@@ -356,7 +259,7 @@ void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPo
                       config_.rms_norm_eps);
     }
     if (n_logit_rows == 0) return;
-    const auto xq = quantize_for(output_, s.xb.data(), n_logit_rows, nullptr);
+    const auto xq = s.quantize_for(output_, s.xb.data(), n_logit_rows, nullptr);
     cpu::matmul(output_, xq, logits.data(), pool);
     if (config_.final_logit_softcap > 0.0f) {
         // cap * tanh(logit / cap), with 1/cap as one factor as the reference scales.

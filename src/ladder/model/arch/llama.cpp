@@ -1,6 +1,5 @@
 // The Llama family forward pass (Llama 2/3, Mistral, SmolLM2, Qwen2): RMSNorm,
 // RoPE, grouped-query attention over the paged KV cache, SwiGLU MLP.
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,8 @@
 #include "ladder/kernels/cpu/norms.h"
 #include "ladder/kernels/cpu/rope.h"
 #include "ladder/model/arch_registry.h"
+#include "ladder/model/forward_scratch.h"
+#include "ladder/model/paged_attention.h"
 #include "ladder/model/weights.h"
 #include "ladder/tensor/reference_ops.h"
 #include "ladder/util/check.h"
@@ -37,24 +38,6 @@ struct LayerWeights {
     WeightMatrix w_down;        // [dim, hidden_dim]
 };
 
-// Activations of one step, grown to the largest batch seen and then reused,
-// so steady-state decoding does not allocate.
-struct Scratch {
-    int64_t capacity_rows = 0;
-    std::vector<float> x;       // [T, dim] residual stream
-    std::vector<float> xb;      // [T, dim] normed input of a block
-    std::vector<float> q;       // [T, q_dim]
-    std::vector<float> k;       // [T, kv_dim]
-    std::vector<float> v;       // [T, kv_dim]
-    std::vector<float> attn;    // [T, q_dim]
-    std::vector<float> gate;    // [T, hidden_dim]
-    std::vector<float> up;      // [T, hidden_dim]
-    std::vector<float> out;     // [T, dim] projection output before the residual add
-    std::vector<uint8_t> quantized;  // activations quantized for the integer dot products
-    std::vector<float> scores;       // [chunks, longest context] attention score rows
-    std::vector<int32_t> row_sequence;  // [T] which sequence each row belongs to
-};
-
 class LlamaModel final : public Model {
 public:
     LlamaModel(const gguf::GgufFile& file, RopeStyle rope_style)
@@ -69,12 +52,6 @@ public:
 
 private:
     void load_weights(const gguf::GgufFile& file);
-    void ensure_scratch(int64_t n_rows);
-    // Quantizes x for w's vec_dot type, unless `current` already holds x in it.
-    cpu::QuantizedActivations quantize_for(const WeightMatrix& w, const float* x, int64_t n_rows,
-                                           const cpu::QuantizedActivations* current);
-    void attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
-                   util::ThreadPool& pool);
 
     ModelConfig config_;
     WeightMatrix token_embd_;  // [vocab_size, dim]
@@ -82,7 +59,7 @@ private:
     const float* output_norm_ = nullptr;
     std::vector<LayerWeights> layers_;
     cpu::RopeParams rope_;
-    Scratch scratch_;
+    ForwardScratch scratch_;
 };
 
 void LlamaModel::load_weights(const gguf::GgufFile& file) {
@@ -118,77 +95,6 @@ void LlamaModel::load_weights(const gguf::GgufFile& file) {
     rope_.neox = config_.rope_style == RopeStyle::NeoX;
 }
 
-void LlamaModel::ensure_scratch(int64_t n_rows) {
-    if (n_rows <= scratch_.capacity_rows) return;
-    const auto rows = static_cast<size_t>(n_rows);
-    scratch_.x.resize(rows * config_.dim);
-    scratch_.xb.resize(rows * config_.dim);
-    scratch_.q.resize(rows * config_.q_dim());
-    scratch_.k.resize(rows * config_.kv_dim());
-    scratch_.v.resize(rows * config_.kv_dim());
-    scratch_.attn.resize(rows * config_.q_dim());
-    scratch_.gate.resize(rows * config_.hidden_dim);
-    scratch_.up.resize(rows * config_.hidden_dim);
-    scratch_.out.resize(rows * config_.dim);
-    const int64_t widest_input = std::max<int64_t>({config_.dim, config_.hidden_dim, config_.q_dim()});
-    // F32 is the widest activation type any weight type pairs with.
-    scratch_.quantized.resize(
-        cpu::quantized_activations_bytes(tensor::DType::F32, n_rows, widest_input));
-    scratch_.capacity_rows = n_rows;
-}
-
-cpu::QuantizedActivations LlamaModel::quantize_for(const WeightMatrix& w, const float* x,
-                                                   int64_t n_rows,
-                                                   const cpu::QuantizedActivations* current) {
-    if (current != nullptr && current->dtype == tensor::vec_dot_type(w.dtype)) return *current;
-    return cpu::quantize_activations(tensor::vec_dot_type(w.dtype), x, n_rows, w.n_in,
-                                     scratch_.quantized.data(), scratch_.quantized.size());
-}
-
-void LlamaModel::attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
-                           util::ThreadPool& pool) {
-    const KvCacheShape& shape = kv.shape();
-    const cpu::PagedKvLayer kv_layer{kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
-                                     shape.n_kv_heads, shape.block_size, shape.head_dim};
-    const int32_t n_heads = config_.n_heads;
-    const int32_t group = config_.n_heads / config_.n_kv_heads;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
-    // Tasks are (token, head) pairs of all sequences, grouped into one
-    // contiguous range per chunk; each chunk has its own row of score scratch.
-    const int64_t n_pairs = int64_t{batch.n_tokens()} * n_heads;
-    const int64_t n_chunks = std::min<int64_t>(n_pairs, int64_t{pool.n_threads()} * 4);
-    const int64_t chunk = (n_pairs + n_chunks - 1) / n_chunks;
-    int32_t longest = 0;
-    for (const BatchSequence& sequence : batch.sequences) longest = std::max(longest, sequence.n_context);
-    const auto scores_per_chunk = static_cast<size_t>(longest);
-    if (scratch_.scores.size() < scores_per_chunk * static_cast<size_t>(n_chunks)) {
-        scratch_.scores.resize(scores_per_chunk * static_cast<size_t>(n_chunks));
-    }
-    // Row -> its sequence, so a pair finds its block table.
-    scratch_.row_sequence.resize(static_cast<size_t>(batch.n_tokens()));
-    for (size_t s = 0; s < batch.sequences.size(); ++s) {
-        const BatchSequence& sequence = batch.sequences[s];
-        for (int32_t i = 0; i < sequence.n_tokens; ++i) {
-            scratch_.row_sequence[static_cast<size_t>(sequence.first_row + i)] = static_cast<int32_t>(s);
-        }
-    }
-    pool.parallel_for(n_chunks, [&](int64_t c) {
-        float* scores = scratch_.scores.data() + static_cast<size_t>(c) * scores_per_chunk;
-        for (int64_t pair = c * chunk; pair < std::min(n_pairs, (c + 1) * chunk); ++pair) {
-            const auto row = static_cast<int32_t>(pair / n_heads);
-            const auto head = static_cast<int32_t>(pair % n_heads);
-            const BatchSequence& sequence =
-                batch.sequences[static_cast<size_t>(scratch_.row_sequence[static_cast<size_t>(row)])];
-            const int64_t offset = static_cast<int64_t>(row) * config_.q_dim() +
-                                   static_cast<int64_t>(head) * config_.head_dim;
-            const int32_t n_visible = batch.positions[static_cast<size_t>(row)] + 1;
-            cpu::attend_head(scratch_.q.data() + offset, sequence.block_table.data(), 0,
-                             n_visible, kv_layer, head / group, scale, scores,
-                             scratch_.attn.data() + offset);
-        }
-    });
-}
-
 void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPool& pool,
                          std::span<float> logits) {
     const int64_t n_rows = batch.n_tokens();
@@ -198,8 +104,8 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
     const int64_t hidden_dim = config_.hidden_dim;
     LADDER_CHECK(logits.size() >= batch.logit_rows.size() * static_cast<size_t>(config_.vocab_size),
                  "logits buffer smaller than logit_rows x vocab_size");
-    ensure_scratch(std::max<int64_t>(n_rows, static_cast<int64_t>(batch.logit_rows.size())));
-    Scratch& s = scratch_;
+    ForwardScratch& s = scratch_;
+    s.ensure(config_, std::max<int64_t>(n_rows, static_cast<int64_t>(batch.logit_rows.size())));
 
     for (int64_t row = 0; row < n_rows; ++row) {
         const int32_t token = batch.tokens[static_cast<size_t>(row)];
@@ -217,11 +123,11 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
         }
         // Q, K and V read the same normed input: it is quantized again only
         // when a matrix pairs with a different activation type.
-        auto xq = quantize_for(layer.wq, s.xb.data(), n_rows, nullptr);
+        auto xq = s.quantize_for(layer.wq, s.xb.data(), n_rows, nullptr);
         cpu::matmul(layer.wq, xq, s.q.data(), pool);
-        xq = quantize_for(layer.wk, s.xb.data(), n_rows, &xq);
+        xq = s.quantize_for(layer.wk, s.xb.data(), n_rows, &xq);
         cpu::matmul(layer.wk, xq, s.k.data(), pool);
-        xq = quantize_for(layer.wv, s.xb.data(), n_rows, &xq);
+        xq = s.quantize_for(layer.wv, s.xb.data(), n_rows, &xq);
         cpu::matmul(layer.wv, xq, s.v.data(), pool);
         for (int64_t row = 0; row < n_rows; ++row) {
             float* q = s.q.data() + row * q_dim;
@@ -238,8 +144,8 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
             cpu::store_kv(k, v, batch.slots[static_cast<size_t>(row)], kv.keys(l, 0, 0),
                           kv.values(l, 0, 0), shape.n_kv_heads, shape.block_size, shape.head_dim);
         }
-        attention(batch, kv, l, pool);
-        xq = quantize_for(layer.wo, s.attn.data(), n_rows, nullptr);
+        paged_attention(batch, kv, l, config_, config_.attention_scale, 0, s, pool);
+        xq = s.quantize_for(layer.wo, s.attn.data(), n_rows, nullptr);
         cpu::matmul(layer.wo, xq, s.out.data(), pool);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
 
@@ -247,12 +153,12 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
             cpu::rms_norm(s.x.data() + row * dim, layer.ffn_norm, s.xb.data() + row * dim, dim,
                           config_.rms_norm_eps);
         }
-        xq = quantize_for(layer.w_gate, s.xb.data(), n_rows, nullptr);
+        xq = s.quantize_for(layer.w_gate, s.xb.data(), n_rows, nullptr);
         cpu::matmul(layer.w_gate, xq, s.gate.data(), pool);
-        xq = quantize_for(layer.w_up, s.xb.data(), n_rows, &xq);
+        xq = s.quantize_for(layer.w_up, s.xb.data(), n_rows, &xq);
         cpu::matmul(layer.w_up, xq, s.up.data(), pool);
         cpu::silu_mul(s.gate.data(), s.up.data(), n_rows * hidden_dim);
-        xq = quantize_for(layer.w_down, s.gate.data(), n_rows, nullptr);
+        xq = s.quantize_for(layer.w_down, s.gate.data(), n_rows, nullptr);
         cpu::matmul(layer.w_down, xq, s.out.data(), pool);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
     }
@@ -266,7 +172,7 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
                       config_.rms_norm_eps);
     }
     if (n_logit_rows == 0) return;
-    const auto xq = quantize_for(output_, s.xb.data(), n_logit_rows, nullptr);
+    const auto xq = s.quantize_for(output_, s.xb.data(), n_logit_rows, nullptr);
     cpu::matmul(output_, xq, logits.data(), pool);
 }
 

@@ -1,0 +1,59 @@
+#include "ladder/model/paged_attention.h"
+
+#include <algorithm>
+
+#include "ladder/kernels/cpu/attention.h"
+#include "ladder/util/thread_pool.h"
+
+namespace ladder::model {
+
+void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
+                     const ModelConfig& config, float scale, int32_t window,
+                     ForwardScratch& scratch, util::ThreadPool& pool) {
+    const KvCacheShape& shape = kv.shape();
+    const kernels::cpu::PagedKvLayer kv_layer{kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
+                                              shape.n_kv_heads, shape.block_size, shape.head_dim};
+    const int32_t n_heads = config.n_heads;
+    const int32_t group = config.n_heads / config.n_kv_heads;
+    // Tasks are (token, head) pairs of all sequences, grouped into one
+    // contiguous range per chunk; each chunk has its own row of score scratch.
+    const int64_t n_pairs = int64_t{batch.n_tokens()} * n_heads;
+    if (n_pairs == 0) return;
+    const int64_t n_chunks = std::min<int64_t>(n_pairs, int64_t{pool.n_threads()} * 4);
+    const int64_t chunk = (n_pairs + n_chunks - 1) / n_chunks;
+    int32_t longest = 0;
+    for (const BatchSequence& sequence : batch.sequences) {
+        longest = std::max(longest, sequence.n_context);
+    }
+    const auto scores_per_chunk = static_cast<size_t>(longest);
+    if (scratch.scores.size() < scores_per_chunk * static_cast<size_t>(n_chunks)) {
+        scratch.scores.resize(scores_per_chunk * static_cast<size_t>(n_chunks));
+    }
+    // Row -> its sequence, so a pair finds its block table.
+    scratch.row_sequence.resize(static_cast<size_t>(batch.n_tokens()));
+    for (size_t s = 0; s < batch.sequences.size(); ++s) {
+        const BatchSequence& sequence = batch.sequences[s];
+        for (int32_t i = 0; i < sequence.n_tokens; ++i) {
+            scratch.row_sequence[static_cast<size_t>(sequence.first_row + i)] =
+                static_cast<int32_t>(s);
+        }
+    }
+    pool.parallel_for(n_chunks, [&](int64_t c) {
+        float* scores = scratch.scores.data() + static_cast<size_t>(c) * scores_per_chunk;
+        for (int64_t pair = c * chunk; pair < std::min(n_pairs, (c + 1) * chunk); ++pair) {
+            const auto row = static_cast<int32_t>(pair / n_heads);
+            const auto head = static_cast<int32_t>(pair % n_heads);
+            const BatchSequence& sequence = batch.sequences[static_cast<size_t>(
+                scratch.row_sequence[static_cast<size_t>(row)])];
+            const int64_t offset = static_cast<int64_t>(row) * config.q_dim() +
+                                   static_cast<int64_t>(head) * config.head_dim;
+            const int32_t position = batch.positions[static_cast<size_t>(row)];
+            const int32_t first_visible = window > 0 ? std::max(0, position - window + 1) : 0;
+            kernels::cpu::attend_head(scratch.q.data() + offset, sequence.block_table.data(),
+                                      first_visible, position + 1, kv_layer, head / group, scale,
+                                      scores, scratch.attn.data() + offset);
+        }
+    });
+}
+
+}  // namespace ladder::model
