@@ -24,15 +24,7 @@ LADDER_AVX2 inline __m256 round_to_f16(__m256 x) {
     return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
 }
 
-// The reference's lane sum ((0+4) + (2+6)) + ((1+5) + (3+7)).
-LADDER_AVX2 inline float sum_lanes(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-// sum_lanes of eight vectors at once: result lane k is sum_lanes(v[k]), with
+// hsum of eight vectors at once: result lane k is hsum(v[k]), with
 // the same pairs added in the same order, through a transpose.
 LADDER_AVX2 inline __m256 sum_lanes_x8(const __m256 v[8]) {
     __m256 halves[4];  // low 128 bits: v[k] lanes (0+4, 1+5, 2+6, 3+7); high: v[k + 4]'s
@@ -139,7 +131,7 @@ LADDER_AVX2 float score_positions(const float* q, PagedRows keys, int32_t n_scor
         for (int32_t d = 0; d < head_dim; d += 8) {
             acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), load_f16x8(key + d), acc);
         }
-        const float s = opaque(sum_lanes(acc) * scale);
+        const float s = opaque(hsum(acc) * scale);
         scores[i] = s;
         max_score = max_score < s ? s : max_score;
     }
@@ -199,7 +191,7 @@ LADDER_AVX2 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, in
         if (begin >= 0 && begin + 8 <= n_scores) {
             const __m256 e = fast_exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(scores + begin), max8));
             _mm256_storeu_ps(scores + begin, e);
-            sum += static_cast<double>(sum_lanes(e));
+            sum += static_cast<double>(hsum(e));
             continue;
         }
         // A group cut by the window's start or end: absent lanes add 0, as in
@@ -217,7 +209,7 @@ LADDER_AVX2 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, in
                 e[j] = 0.0f;
             }
         }
-        sum += static_cast<double>(sum_lanes(_mm256_load_ps(e)));
+        sum += static_cast<double>(hsum(_mm256_load_ps(e)));
     }
     return sum;
 }

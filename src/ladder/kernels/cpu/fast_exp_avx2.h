@@ -6,11 +6,9 @@
 
 #include <immintrin.h>
 
-#include "ladder/kernels/cpu/fast_exp.h"
+#include "ladder/kernels/cpu/simd_x86.h"
 
-#ifndef LADDER_AVX2
-#define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
-#endif
+#include "ladder/kernels/cpu/fast_exp.h"
 
 namespace ladder::kernels::cpu {
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ladder/kernels/cpu/gemm_tiles.h"
+#include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/quant_blocks.h"
 
@@ -25,7 +26,6 @@ using tensor::BlockQ8_K;
 using tensor::kQK;
 using tensor::kQKK;
 
-#define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 // Tile shape: 16 vector registers hold kW x kT accumulators plus the operands.
 // K-quant tiles also keep kT integer sums live across a super-block: one weight row.
@@ -33,23 +33,8 @@ constexpr int kW = 2;
 constexpr int kT = 4;
 constexpr int kWK = 1;
 
-LADDER_AVX2 inline float half_to_float(uint16_t h) {
-    return _cvtsh_ss(h);
-}
 
-// The lane tree of vec_dot_avx2.cpp's hsum.
-LADDER_AVX2 inline float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
-LADDER_AVX2 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-}
 
 LADDER_AVX2 inline __m256i load_32(const void* p) {
     return _mm256_loadu_si256(static_cast<const __m256i*>(p));

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "ladder/kernels/cpu/gemm_tiles.h"
+#include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/quant_blocks.h"
 
@@ -23,7 +24,6 @@ using tensor::BlockQ8_0;
 using tensor::BlockQ8_1;
 using tensor::kQK;
 
-#define LADDER_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 // Tile shape: kW x kT accumulators in registers. 4 x 4 fits the 32 registers
 // and was as fast at T = 64, but 2.5x slower than vec_dot at T = 1 on a 28 MB
@@ -31,27 +31,12 @@ using tensor::kQK;
 constexpr int kW = 2;
 constexpr int kT = 4;
 
-LADDER_AVX512 inline float half_to_float(uint16_t h) {
-    return _cvtsh_ss(h);
-}
 
-LADDER_AVX512 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-}
 
 LADDER_AVX512 inline __m256i load_32(const int8_t* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-// The lane tree of vec_dot_avx512.cpp's hsum256.
-LADDER_AVX512 inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 inline uint32_t load_u32(const void* p) {
     uint32_t v = 0;
@@ -62,7 +47,7 @@ inline uint32_t load_u32(const void* p) {
 // Per output (weight row j, activation row t), as vec_dot_q4_1_q8_1: acc +=
 // (d_w * d_a) * int32 lane sums by one fma per block; offsets += m_w * s_a by
 // one scalar fma per block (the compiler contracts vec_dot's `+= a * b`);
-// result hsum256(acc) + offsets. The scale products and the offset fmas of
+// result hsum(acc) + offsets. The scale products and the offset fmas of
 // kT rows run lane-wise in one vector: lane 2t holds row t's d, 2t + 1 its s.
 template <int kRowsW, int kRows>
 struct Q4_1Tile {
@@ -106,13 +91,13 @@ struct Q4_1Tile {
             alignas(32) float off[8];
             _mm256_store_ps(off, offsets[j]);
 #pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) res[j][t] = hsum256(acc[j][t]) + off[2 * t + 1];
+            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]) + off[2 * t + 1];
         }
     }
 };
 
 // Per output, as vec_dot_q8_0_q8_0: acc += (d_w * d_a) * int32 lane sums of
-// x * y by one fma per block; result hsum256(acc). The lane sums are exact
+// x * y by one fma per block; result hsum(acc). The lane sums are exact
 // either way, so they are formed here with one vpdpbusd per output instead of
 // two sign flips: (y + 128) * x summed from a start of -128 * sum(x), where
 // y + 128 is shared by the weight rows and -128 * sum(x) by the activation rows.
@@ -162,7 +147,7 @@ struct Q8_0Tile {
 #pragma GCC unroll 8
         for (int j = 0; j < kRowsW; ++j) {
 #pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) res[j][t] = hsum256(acc[j][t]);
+            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]);
         }
     }
 };

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/half.h"
 #include "ladder/tensor/quant_blocks.h"
@@ -21,7 +22,6 @@ using tensor::BlockQ8_K;
 using tensor::kQK;
 using tensor::kQKK;
 
-#define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 LADDER_AVX2 inline __m256 abs_ps(__m256 v) {
     return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/quant_blocks.h"
 
@@ -23,27 +24,9 @@ using tensor::BlockQ8_K;
 using tensor::kQK;
 using tensor::kQKK;
 
-#define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
 
-LADDER_AVX2 inline float half_to_float(uint16_t h) {
-    return _cvtsh_ss(h);
-}
 
-// Sum of 8 floats in a fixed tree: (0+4, 1+5, 2+6, 3+7), then pairs, then the last two.
-LADDER_AVX2 inline float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
-// 32 nibbles of a 16-byte legacy block as bytes in element order: the low
-// nibbles are elements 0..15, the high nibbles elements 16..31.
-LADDER_AVX2 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-}
 
 // Sum of unsigned u8 x signed s8 over each group of four bytes, in 8 int32 lanes.
 // maddubs cannot saturate here: callers pass u values below 64 or |s| <= 127

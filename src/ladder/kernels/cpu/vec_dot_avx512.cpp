@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/quant_blocks.h"
 
@@ -23,28 +24,13 @@ using tensor::BlockQ8_0;
 using tensor::BlockQ8_1;
 using tensor::kQK;
 
-#define LADDER_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
-LADDER_AVX512 inline float half_to_float(uint16_t h) {
-    return _cvtsh_ss(h);
-}
 
-LADDER_AVX512 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-}
 
 LADDER_AVX512 inline __m256i load_32(const int8_t* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-LADDER_AVX512 inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 // One block per 256-bit step, as the AVX2 path, with vpdpbusd for maddubs + madd.
 LADDER_AVX512 float vec_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
@@ -60,7 +46,7 @@ LADDER_AVX512 float vec_dot_q4_1_q8_1(const void* weights, const void* activatio
         acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(sums), acc);
         offsets += half_to_float(w[i].m) * half_to_float(a[i].s);
     }
-    return hsum256(acc) + offsets;
+    return hsum(acc) + offsets;
 }
 
 LADDER_AVX512 float vec_dot_q8_0_q8_0(const void* weights, const void* activations, int64_t n) {
@@ -76,7 +62,7 @@ LADDER_AVX512 float vec_dot_q8_0_q8_0(const void* weights, const void* activatio
         const float scale = half_to_float(w[i].d) * half_to_float(a[i].d);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(sums), acc);
     }
-    return hsum256(acc);
+    return hsum(acc);
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// Small x86 SIMD helpers shared by the AVX2 and AVX-512 kernel files. Each
+// carries its target attribute, so including this header keeps the rest of
+// the binary baseline x86-64; call them only from code CPUID allowed.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define LADDER_AVX512 \
+    __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+namespace ladder::kernels::cpu {
+
+LADDER_AVX2 inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
+
+// Sum of 8 floats in one fixed tree, ((0+4) + (2+6)) + ((1+5) + (3+7)): the
+// order every kernel and its scalar reference agree on.
+LADDER_AVX2 inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// 32 nibbles of a 16-byte legacy block as bytes in element order: the low
+// nibbles are elements 0..15, the high nibbles elements 16..31.
+LADDER_AVX2 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+}  // namespace ladder::kernels::cpu
