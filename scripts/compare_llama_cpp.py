@@ -62,6 +62,7 @@ def main():
     import llama_cpp
 
     llm = llama_cpp.Llama(model_path=args.model, n_ctx=2048, n_batch=512, n_threads=args.threads,
+                          n_threads_batch=args.threads,
                           verbose=False)
     with open(os.path.join(ROOT, "tests", "data", "inputs", "perplexity_gpl3.txt")) as f:
         prompt = llm.tokenize(f.read().encode(), add_bos=False)[: args.prompt_tokens]
