@@ -21,7 +21,7 @@ left alone.
 Floats are stored as the hex of their little-endian float32 bytes so the
 comparison is bit exact; blocks as the hex of their bytes.
 
-Usage: /tmp/tools/bin/python scripts/goldens/quant_goldens.py [--out DIR] [--libggml DIR]
+Usage: python scripts/goldens/quant_goldens.py [--out DIR] [--libggml DIR]
 """
 
 from __future__ import annotations
