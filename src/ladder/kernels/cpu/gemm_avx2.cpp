@@ -26,13 +26,11 @@ using tensor::BlockQ8_K;
 using tensor::kQK;
 using tensor::kQKK;
 
-
 // Tile shape: 16 vector registers hold kW x kT accumulators plus the operands.
 // K-quant tiles also keep kT integer sums live across a super-block: one weight row.
 constexpr int kW = 2;
 constexpr int kT = 4;
 constexpr int kWK = 1;
-
 
 
 
@@ -156,19 +154,6 @@ LADDER_AVX2 inline __m128 q8_k_scales(const BlockQ8_K* const* a, int64_t i) {
 #pragma GCC unroll 4
     for (int t = 0; t < kRows; ++t) d[t] = a[t][i].d;
     return _mm_setr_ps(d[0], d[1], d[2], d[3]);
-}
-
-// As vec_dot_avx2.cpp's unpack_q4_k_scales (ggml's get_scale_min_k4 layout).
-LADDER_AVX2 inline void unpack_q4_k_scales(const uint8_t packed[12], uint8_t scales[8],
-                                           uint8_t mins[8]) {
-    for (int j = 0; j < 4; ++j) {
-        scales[j] = packed[j] & 63;
-        mins[j] = packed[j + 4] & 63;
-    }
-    for (int j = 4; j < 8; ++j) {
-        scales[j] = static_cast<uint8_t>((packed[j + 4] & 0x0f) | ((packed[j - 4] >> 6) << 4));
-        mins[j] = static_cast<uint8_t>((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4));
-    }
 }
 
 // Per output, as vec_dot_q4_k_q8_k: per super-block the int32 lane sums of

@@ -32,4 +32,21 @@ LADDER_AVX2 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
     return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
 }
 
+// Q4_K sub-block j's 6-bit scale and min from the 12 packed bytes (the layout of
+// ggml's get_scale_min_k4): sub-blocks 0..3 keep theirs in the low 6 bits of
+// bytes j and j + 4; 4..7 split theirs over a nibble of bytes 8..11 and the top
+// two bits of bytes j - 4 and j. Compiled for AVX2 like its caller: a call
+// into baseline SSE code with live 256-bit state stalls on AVX-SSE transitions.
+LADDER_AVX2 inline void unpack_q4_k_scales(const uint8_t packed[12], uint8_t scales[8],
+                                           uint8_t mins[8]) {
+    for (int j = 0; j < 4; ++j) {
+        scales[j] = packed[j] & 63;
+        mins[j] = packed[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; ++j) {
+        scales[j] = static_cast<uint8_t>((packed[j + 4] & 0x0f) | ((packed[j - 4] >> 6) << 4));
+        mins[j] = static_cast<uint8_t>((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4));
+    }
+}
+
 }  // namespace ladder::kernels::cpu

@@ -103,23 +103,6 @@ LADDER_AVX2 float vec_dot_q5_0_q8_0(const void* weights, const void* activations
     return hsum(acc);
 }
 
-// Q4_K sub-block j's 6-bit scale and min from the 12 packed bytes (the layout of
-// ggml's get_scale_min_k4): sub-blocks 0..3 keep theirs in the low 6 bits of
-// bytes j and j + 4; 4..7 split theirs over a nibble of bytes 8..11 and the top
-// two bits of bytes j - 4 and j. Compiled for AVX2 like its caller: a call
-// into baseline SSE code with live 256-bit state stalls on AVX-SSE transitions.
-LADDER_AVX2 inline void unpack_q4_k_scales(const uint8_t packed[12], uint8_t scales[8],
-                                           uint8_t mins[8]) {
-    for (int j = 0; j < 4; ++j) {
-        scales[j] = packed[j] & 63;
-        mins[j] = packed[j + 4] & 63;
-    }
-    for (int j = 4; j < 8; ++j) {
-        scales[j] = static_cast<uint8_t>((packed[j + 4] & 0x0f) | ((packed[j - 4] >> 6) << 4));
-        mins[j] = static_cast<uint8_t>((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4));
-    }
-}
-
 // Q4_K x Q8_K per super-block: d_a * d_w * sum_j scale_j * sum(q * y) over the
 // 8 sub-blocks, minus d_a * dmin_w * sum_j min_j * (sum of y in sub-block j),
 // the second from the activations' bsums. The min terms accumulate as ggml's
