@@ -16,7 +16,7 @@ GenerationStats generate(Session& session, Sampler& sampler, const tokenizer::To
     stats.prompt_seconds = util::now_seconds() - start;
 
     tokenizer::StreamingDetokenizer detokenizer(tokenizer);
-    std::vector<float> working(logits.begin(), logits.end());
+    std::vector<float> working;  // the sampler penalizes in place; the session's logits stay intact
     double first_token_time = 0.0;
     stats.finish_reason = FinishReason::Length;
     for (int32_t i = 0; i < request.max_new_tokens; ++i) {
