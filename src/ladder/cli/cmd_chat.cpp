@@ -92,7 +92,7 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
         g_interrupt.store(false);
         const engine::GenerationStats stats =
             engine::generate(session, sampler, *bundle.tokenizer, request);
-        if (stats.finish_reason == engine::FinishReason::Interrupted) std::fputs(" [stopped]", stdout);
+        if (stats.finish_reason == engine::FinishReason::Abort) std::fputs(" [stopped]", stdout);
         std::fputc('\n', stdout);
         history.push_back({"assistant", reply});
     }

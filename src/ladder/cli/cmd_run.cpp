@@ -24,18 +24,6 @@ struct RunOptions {
     bool json = false;
 };
 
-const char* finish_reason_name(engine::FinishReason reason) {
-    switch (reason) {
-        case engine::FinishReason::Stop:
-            return "stop";
-        case engine::FinishReason::Length:
-            return "length";
-        case engine::FinishReason::Interrupted:
-            return "interrupted";
-    }
-    return "unknown";
-}
-
 void run(const CLI::App& command, const RunOptions& options) {
     const engine::SamplingParams params = sampling_params(command, options.generation);
     const engine::ModelBundle bundle = engine::load_model_bundle(
@@ -80,7 +68,7 @@ void run(const CLI::App& command, const RunOptions& options) {
             {"tokens", std::vector<int32_t>(held.begin() + static_cast<std::ptrdiff_t>(prompt.size()),
                                             held.end())},
             {"text", text_out},
-            {"finish_reason", finish_reason_name(stats.finish_reason)},
+            {"finish_reason", engine::finish_reason_name(stats.finish_reason)},
             {"prompt_tokens_per_second",
              stats.prompt_seconds > 0 ? stats.n_prompt_tokens / stats.prompt_seconds : 0.0},
             {"generation_seconds", stats.generation_seconds},

@@ -38,7 +38,7 @@ GenerationStats generate(Session& session, Sampler& sampler, const tokenizer::To
             if (!text.empty()) request.on_text(text);
         }
         const bool interrupted = request.interrupt != nullptr && request.interrupt->load();
-        if (interrupted) stats.finish_reason = FinishReason::Interrupted;
+        if (interrupted) stats.finish_reason = FinishReason::Abort;
         // The last token of the reply is kept uncomputed: the next append
         // (a chat's next turn) computes it together with what follows.
         if (interrupted || i + 1 == request.max_new_tokens || !room_left) {

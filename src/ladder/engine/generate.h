@@ -8,13 +8,12 @@
 #include <span>
 #include <string_view>
 
+#include "ladder/engine/request.h"
 #include "ladder/engine/sampler.h"
 #include "ladder/engine/session.h"
 #include "ladder/tokenizer/tokenizer.h"
 
 namespace ladder::engine {
-
-enum class FinishReason { Stop, Length, Interrupted };
 
 struct GenerationStats {
     int32_t n_prompt_tokens = 0;

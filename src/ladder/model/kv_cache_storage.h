@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace ladder::model {
 
@@ -30,19 +30,19 @@ public:
     // Layout [layer][block][kv_head][token in block][head_dim]: the attention
     // kernel reads one head's keys of a block as one contiguous run.
     uint16_t* keys(int32_t layer, int32_t block, int32_t kv_head) {
-        return keys_.data() + offset(layer, block, kv_head);
+        return keys_.get() + offset(layer, block, kv_head);
     }
     uint16_t* values(int32_t layer, int32_t block, int32_t kv_head) {
-        return values_.data() + offset(layer, block, kv_head);
+        return values_.get() + offset(layer, block, kv_head);
     }
     const uint16_t* keys(int32_t layer, int32_t block, int32_t kv_head) const {
-        return keys_.data() + offset(layer, block, kv_head);
+        return keys_.get() + offset(layer, block, kv_head);
     }
     const uint16_t* values(int32_t layer, int32_t block, int32_t kv_head) const {
-        return values_.data() + offset(layer, block, kv_head);
+        return values_.get() + offset(layer, block, kv_head);
     }
     int64_t size_bytes() const {
-        return static_cast<int64_t>((keys_.size() + values_.size()) * sizeof(uint16_t));
+        return 2 * n_elements_ * static_cast<int64_t>(sizeof(uint16_t));
     }
 
 private:
@@ -53,8 +53,11 @@ private:
     }
 
     KvCacheShape shape_;
-    std::vector<uint16_t> keys_;    // [n_layers, n_blocks, n_kv_heads, block_size, head_dim]
-    std::vector<uint16_t> values_;  // same
+    int64_t n_elements_ = 0;  // of keys_, and of values_
+    // Left uninitialized: a slot is always written before it is read, and
+    // untouched pages of a large cache cost no memory until used.
+    std::unique_ptr<uint16_t[]> keys_;    // [n_layers, n_blocks, n_kv_heads, block_size, head_dim]
+    std::unique_ptr<uint16_t[]> values_;  // same
 };
 
 }  // namespace ladder::model

@@ -1,0 +1,39 @@
+// The engine's limits: KV cache size and the per-step budgets. Chosen by flags
+// (`--kv-cache-mem`, `--block-size`, `--max-num-seqs`,
+// `--max-num-batched-tokens`, `--max-model-len`) or by the defaults below.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace ladder::model {
+class Model;
+}
+
+namespace ladder::engine {
+
+struct EngineConfig {
+    int32_t block_size = 16;               // tokens per KV block
+    std::optional<int64_t> kv_cache_bytes; // unset: plan_kv_cache_bytes()
+    int32_t max_num_seqs = 256;            // sequences in one step
+    int32_t max_num_batched_tokens = 512;  // tokens in one step (prefill chunks included)
+    std::optional<int32_t> max_model_len;  // unset: the model's context
+};
+
+// The KV cache the engine will allocate, after defaults are resolved.
+struct KvCachePlan {
+    int32_t block_size = 16;
+    int32_t n_blocks = 0;
+    int64_t bytes = 0;           // K and V of all layers, all blocks
+    int32_t max_model_len = 0;   // the context limit every request is checked against
+    int64_t n_tokens() const { return static_cast<int64_t>(n_blocks) * block_size; }
+};
+
+// Resolves the config against the model and this machine. The default budget
+// is what every sequence at full context would need, capped at a quarter of
+// physical memory and at 4 GiB (a CPU server's weights and activations need
+// the rest). Throws util::InputError for a budget below one block or limits
+// out of range.
+KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model);
+
+}  // namespace ladder::engine

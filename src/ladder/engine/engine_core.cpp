@@ -1,0 +1,277 @@
+#include "ladder/engine/engine_core.h"
+
+#include <algorithm>
+
+#include "ladder/util/check.h"
+#include "ladder/util/error.h"
+#include "ladder/util/timer.h"
+
+namespace ladder::engine {
+
+namespace {
+
+// OpenAI caps top_logprobs at 20.
+constexpr int32_t kMaxLogprobs = 20;
+constexpr float kMaxLogitBias = 100.0f;
+
+bool contains(const std::vector<TokenId>& ids, TokenId id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+}  // namespace
+
+const char* finish_reason_name(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::Stop:
+            return "stop";
+        case FinishReason::Length:
+            return "length";
+        case FinishReason::Abort:
+            return "abort";
+    }
+    return "unknown";
+}
+
+EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenizer,
+                       util::ThreadPool& pool, const EngineConfig& config)
+    : model_(model),
+      tokenizer_(tokenizer),
+      pool_(pool),
+      plan_(plan_kv_cache(config, model)),
+      max_num_seqs_(config.max_num_seqs),
+      max_num_batched_tokens_(config.max_num_batched_tokens),
+      block_pool_(plan_.n_blocks),
+      kv_storage_(model.kv_cache_shape(plan_.n_blocks, plan_.block_size)),
+      scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens) {
+    if (config.max_num_batched_tokens < config.max_num_seqs) {
+        util::fail("--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}), or "
+                   "decodes would not fit one step",
+                   config.max_num_batched_tokens, config.max_num_seqs);
+    }
+    refresh_stats();
+}
+
+int32_t EngineCore::validate(const RequestParams& params) const {
+    const int32_t vocab_size = model_.config().vocab_size;
+    auto check_id = [&](TokenId id, const char* what) {
+        if (id < 0 || id >= vocab_size) {
+            util::fail("{} holds token id {}, outside the vocabulary [0, {})", what, id, vocab_size);
+        }
+    };
+    if (params.prompt.empty()) util::fail("the prompt is empty");
+    for (TokenId id : params.prompt) check_id(id, "the prompt");
+    for (TokenId id : params.stop_token_ids) check_id(id, "stop_token_ids");
+    for (const auto& [id, bias] : params.logit_bias) {
+        check_id(id, "logit_bias");
+        if (!(bias >= -kMaxLogitBias && bias <= kMaxLogitBias)) {
+            util::fail("logit_bias values must be in [-100, 100] (got {} for token {})", bias, id);
+        }
+    }
+    engine::validate(params.sampling);
+    if (params.logprobs && (*params.logprobs < 0 || *params.logprobs > kMaxLogprobs)) {
+        util::fail("logprobs must be in [0, {}] (got {})", kMaxLogprobs, *params.logprobs);
+    }
+    const auto n_prompt = static_cast<int64_t>(params.prompt.size());
+    // A request must fit the context and, alone, the whole KV cache: then it
+    // can always finish, preempting others if it must.
+    const int64_t limit = std::min<int64_t>(plan_.max_model_len, plan_.n_tokens());
+    const char* limit_name = limit == plan_.max_model_len ? "the context limit" : "the KV cache";
+    if (params.max_tokens && *params.max_tokens < 1) {
+        util::fail("max_tokens must be at least 1 (got {})", *params.max_tokens);
+    }
+    if (n_prompt >= limit) {
+        util::fail("the prompt has {} tokens; {} is {} tokens, prompt and output included",
+                   n_prompt, limit_name, limit);
+    }
+    if (params.max_tokens && n_prompt + *params.max_tokens > limit) {
+        util::fail("the prompt ({} tokens) plus max_tokens ({}) exceeds {} of {} tokens", n_prompt,
+                   *params.max_tokens, limit_name, limit);
+    }
+    return params.max_tokens.value_or(static_cast<int32_t>(limit - n_prompt));
+}
+
+void EngineCore::add_request(RequestId id, RequestParams params, OutputSink sink) {
+    const int32_t max_tokens = validate(params);
+    LADDER_CHECK(!sequences_.contains(id), "request id submitted twice");
+    auto sequence = std::make_unique<Sequence>(id, std::move(params), max_tokens, plan_.block_size,
+                                               tokenizer_, std::move(sink));
+    sequence->timings.arrival = util::now_seconds();
+    scheduler_.add(sequence.get());
+    sequences_.emplace(id, std::move(sequence));
+    refresh_stats();
+}
+
+void EngineCore::abort(RequestId id) {
+    const auto it = sequences_.find(id);
+    if (it == sequences_.end()) return;
+    Sequence& sequence = *it->second;
+    const double now = util::now_seconds();
+    RequestOutput output = make_output(sequence, now);
+    finish(sequence, output, FinishReason::Abort, now);
+    ++stats_.n_aborted;
+    sequences_.erase(it);
+    refresh_stats();
+}
+
+void EngineCore::abort_all() {
+    std::vector<RequestId> ids;
+    for (const auto& [id, sequence] : sequences_) ids.push_back(id);
+    for (RequestId id : ids) abort(id);
+}
+
+void EngineCore::step() {
+    if (!has_work()) return;
+    const double start = util::now_seconds();
+    const Schedule& schedule = scheduler_.schedule();
+    for (Sequence* sequence : schedule.admitted) {
+        if (sequence->timings.first_scheduled == 0.0) sequence->timings.first_scheduled = start;
+    }
+    stats_.n_preemptions += static_cast<int64_t>(schedule.preempted.size());
+    LADDER_CHECK(!schedule.chunks.empty(), "a step with work scheduled nothing");
+
+    build_batch(schedule);
+    const double forward_start = util::now_seconds();
+    const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
+    if (logits_.size() < batch_.logit_rows.size() * vocab) logits_.resize(batch_.logit_rows.size() * vocab);
+    model_.forward(batch_, kv_storage_, pool_,
+                   std::span<float>(logits_.data(), batch_.logit_rows.size() * vocab));
+    const double forward_end = util::now_seconds();
+
+    for (const ScheduledChunk& chunk : schedule.chunks) chunk.sequence->n_computed += chunk.n_tokens;
+    sample_ready(schedule);
+    const double sampling_end = util::now_seconds();
+
+    finished_.clear();
+    for (Sampled& s : sampled_) {
+        TokenLogprob* logprob = s.sequence->params.logprobs ? &s.logprob : nullptr;
+        if (emit_token(*s.sequence, s.token, logprob, sampling_end)) finished_.push_back(s.sequence);
+    }
+    for (Sequence* sequence : finished_) sequences_.erase(sequence->id);
+
+    ++stats_.n_steps;
+    stats_.last_step_tokens = schedule.n_tokens;
+    stats_.last_step_sequences = static_cast<int32_t>(schedule.chunks.size());
+    stats_.last_forward_seconds = forward_end - forward_start;
+    stats_.last_sampling_seconds = sampling_end - forward_end;
+    refresh_stats();
+    stats_.last_step_seconds = util::now_seconds() - start;
+    stats_.last_overhead_seconds =
+        stats_.last_step_seconds - stats_.last_forward_seconds - stats_.last_sampling_seconds;
+}
+
+void EngineCore::build_batch(const Schedule& schedule) {
+    batch_.clear();
+    sampled_.clear();
+    for (const ScheduledChunk& chunk : schedule.chunks) {
+        Sequence& sequence = *chunk.sequence;
+        const int32_t first_row = batch_.n_tokens();
+        const int32_t end = sequence.n_computed + chunk.n_tokens;
+        for (int32_t position = sequence.n_computed; position < end; ++position) {
+            batch_.tokens.push_back(sequence.tokens[static_cast<size_t>(position)]);
+            batch_.positions.push_back(position);
+            batch_.slots.push_back(sequence.blocks.slot(position));
+        }
+        batch_.sequences.push_back({first_row, chunk.n_tokens, end, sequence.blocks.blocks()});
+        // Only a sequence whose every token is now computed samples a new one;
+        // a prompt chunk short of the end needs no logits.
+        if (end == sequence.n_tokens()) {
+            sampled_.push_back({&sequence, static_cast<int32_t>(batch_.logit_rows.size()), 0, {}});
+            batch_.logit_rows.push_back(first_row + chunk.n_tokens - 1);
+        }
+    }
+}
+
+void EngineCore::sample_ready(const Schedule&) {
+    const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
+    // Each sequence has its own sampler and random stream, so sampling them in
+    // parallel gives the same tokens as one by one.
+    pool_.parallel_for(static_cast<int64_t>(sampled_.size()), [&](int64_t i) {
+        Sampled& s = sampled_[static_cast<size_t>(i)];
+        Sequence& sequence = *s.sequence;
+        std::span<float> row(logits_.data() + static_cast<size_t>(s.logit_row) * vocab, vocab);
+        // Log-probabilities are the model's own, before bias and penalties,
+        // which sample() applies to row in place: they read a copy.
+        const bool want_logprobs = sequence.params.logprobs.has_value();
+        if (want_logprobs) sequence.raw_logits.assign(row.begin(), row.end());
+        for (const auto& [id, bias] : sequence.params.logit_bias) row[static_cast<size_t>(id)] += bias;
+        // The penalties see the prompt too, as in llama.cpp and vLLM.
+        s.token = sequence.sampler.sample(row, sequence.tokens);
+        if (want_logprobs) {
+            s.logprob.id = s.token;
+            s.logprob.logprob = logprob_of(sequence.raw_logits, s.token);
+            s.logprob.top = top_logprobs(sequence.raw_logits, *sequence.params.logprobs);
+        }
+    });
+}
+
+bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now) {
+    sequence.tokens.push_back(token);
+    ++stats_.n_generated_tokens;
+    if (sequence.timings.first_token == 0.0) {
+        sequence.timings.first_token = now;
+        stats_.n_prompt_tokens += sequence.n_prompt_tokens;
+    }
+    RequestOutput output = make_output(sequence, now);
+    output.token_ids.push_back(token);
+    if (logprob != nullptr) output.logprobs.push_back(std::move(*logprob));
+
+    const bool end_token =
+        (!sequence.params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
+        contains(sequence.params.stop_token_ids, token);
+    std::optional<FinishReason> reason;
+    bool stop_string_found = false;
+    if (end_token) {
+        reason = FinishReason::Stop;  // the end token itself is not text
+    } else {
+        StopMatcher::Result released = sequence.stop_matcher.push(sequence.detokenizer.push(token));
+        output.text = std::move(released.text);
+        stop_string_found = released.stopped;
+        if (stop_string_found) reason = FinishReason::Stop;
+    }
+    if (!reason && sequence.n_generated() >= sequence.max_tokens) reason = FinishReason::Length;
+    if (!reason) {
+        sequence.sink(std::move(output));
+        return false;
+    }
+    if (!stop_string_found) {
+        // Ended without a stop string: what was held back is text after all.
+        StopMatcher::Result rest = sequence.stop_matcher.push(sequence.detokenizer.flush());
+        output.text += rest.text;
+        if (!rest.stopped) output.text += sequence.stop_matcher.flush();
+    }
+    finish(sequence, output, *reason, now);
+    ++stats_.n_finished;
+    return true;
+}
+
+void EngineCore::finish(Sequence& sequence, RequestOutput& output, FinishReason reason, double now) {
+    scheduler_.remove(&sequence);
+    sequence.timings.finished = now;
+    output.timings = sequence.timings;
+    output.finish_reason = reason;
+    sequence.sink(std::move(output));
+}
+
+RequestOutput EngineCore::make_output(const Sequence& sequence, double now) const {
+    RequestOutput output;
+    output.id = sequence.id;
+    output.time = now;
+    output.n_prompt_tokens = sequence.n_prompt_tokens;
+    output.n_generated_tokens = sequence.n_generated();
+    output.n_cached_prompt_tokens = sequence.n_cached_prompt_tokens;
+    output.n_preemptions = sequence.n_preemptions;
+    output.timings = sequence.timings;
+    return output;
+}
+
+void EngineCore::refresh_stats() {
+    stats_.n_running = scheduler_.n_running();
+    stats_.n_waiting = scheduler_.n_waiting();
+    stats_.n_blocks = block_pool_.n_blocks();
+    stats_.n_blocks_used = block_pool_.n_used();
+    int64_t n_kv_tokens = 0;
+    for (const auto& [id, sequence] : sequences_) n_kv_tokens += sequence->n_computed;
+    stats_.n_kv_tokens = n_kv_tokens;
+}
+
+}  // namespace ladder::engine

@@ -1,0 +1,109 @@
+// The engine's step, single-threaded: scheduler, KV cache and model runner
+// together. `ladder generate` drives it directly; Engine runs it on its own
+// thread for the server. Each step: schedule, build one Batch, forward,
+// sample, apply stop rules, emit outputs, free what finished.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "ladder/engine/engine_config.h"
+#include "ladder/engine/request.h"
+#include "ladder/engine/scheduler.h"
+#include "ladder/engine/sequence.h"
+#include "ladder/kv/block_pool.h"
+#include "ladder/model/batch.h"
+#include "ladder/model/kv_cache_storage.h"
+#include "ladder/model/model.h"
+#include "ladder/tokenizer/tokenizer.h"
+#include "ladder/util/thread_pool.h"
+
+namespace ladder::engine {
+
+// Counters since start and the state after the last step.
+struct EngineStats {
+    int32_t n_running = 0;
+    int32_t n_waiting = 0;
+    int32_t n_blocks = 0;
+    int32_t n_blocks_used = 0;
+    int64_t n_kv_tokens = 0;  // tokens held in the KV cache by live sequences
+    int64_t n_steps = 0;
+    int64_t n_preemptions = 0;
+    int64_t n_prompt_tokens = 0;      // prompt tokens computed (recomputation included)
+    int64_t n_generated_tokens = 0;
+    int64_t n_finished = 0;
+    int64_t n_aborted = 0;
+    // Last step: tokens, sequences, and where its time went.
+    int32_t last_step_tokens = 0;
+    int32_t last_step_sequences = 0;
+    double last_step_seconds = 0.0;
+    double last_forward_seconds = 0.0;
+    double last_sampling_seconds = 0.0;
+    // Scheduling, batch building and outputs: the step minus forward and sampling.
+    double last_overhead_seconds = 0.0;
+};
+
+class EngineCore {
+public:
+    EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenizer, util::ThreadPool& pool,
+               const EngineConfig& config);
+
+    const KvCachePlan& kv_plan() const { return plan_; }
+
+    // Checks a request against the limits and returns the max_tokens it will
+    // run with. Throws util::InputError naming what is wrong. Reads only
+    // state fixed at construction, so any thread may call it.
+    int32_t validate(const RequestParams& params) const;
+    // Queues a request (validated first). Outputs go to sink from step().
+    void add_request(RequestId id, RequestParams params, OutputSink sink);
+    // Ends a request wherever it is; its last output says Abort. Unknown or
+    // finished ids are ignored.
+    void abort(RequestId id);
+    void abort_all();
+
+    bool has_work() const { return !sequences_.empty(); }
+    // One engine step; does nothing without work.
+    void step();
+
+    const EngineStats& stats() const { return stats_; }
+    int32_t n_free_blocks() const { return block_pool_.n_free(); }
+
+private:
+    void build_batch(const Schedule& schedule);
+    // Samples a token for every sequence whose computed caught up with its total.
+    void sample_ready(const Schedule& schedule);
+    // Appends the sampled token, applies stop rules, emits the output.
+    // Returns true when the sequence finished.
+    bool emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now);
+    void finish(Sequence& sequence, RequestOutput& output, FinishReason reason, double now);
+    RequestOutput make_output(const Sequence& sequence, double now) const;
+    void refresh_stats();
+
+    model::Model& model_;
+    const tokenizer::Tokenizer& tokenizer_;
+    util::ThreadPool& pool_;
+    KvCachePlan plan_;
+    int32_t max_num_seqs_;
+    int32_t max_num_batched_tokens_;
+    kv::BlockPool block_pool_;
+    model::KvCacheStorage kv_storage_;
+    Scheduler scheduler_;
+    std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
+    EngineStats stats_;
+
+    // Per-step scratch, reused so a step does not allocate once warm.
+    model::Batch batch_;
+    std::vector<float> logits_;
+    struct Sampled {
+        Sequence* sequence;
+        int32_t logit_row;
+        TokenId token;
+        TokenLogprob logprob;
+    };
+    std::vector<Sampled> sampled_;
+    std::vector<Sequence*> finished_;
+};
+
+}  // namespace ladder::engine

@@ -1,0 +1,94 @@
+#include "ladder/engine/scheduler.h"
+
+#include <algorithm>
+
+#include "ladder/util/check.h"
+
+namespace ladder::engine {
+
+Scheduler::Scheduler(kv::BlockPool& pool, int32_t max_num_seqs, int32_t max_num_batched_tokens)
+    : pool_(pool),
+      max_num_seqs_(max_num_seqs),
+      max_num_batched_tokens_(max_num_batched_tokens),
+      watermark_blocks_(std::max(1, pool.n_blocks() / 100)) {}
+
+void Scheduler::add(Sequence* sequence) {
+    sequence->status = SequenceStatus::Waiting;
+    waiting_.push_back(sequence);
+}
+
+void Scheduler::remove(Sequence* sequence) {
+    std::erase(waiting_, sequence);
+    std::erase(running_, sequence);
+    sequence->blocks.release_all(pool_);
+    sequence->n_computed = 0;
+}
+
+const Schedule& Scheduler::schedule() {
+    schedule_.chunks.clear();
+    schedule_.preempted.clear();
+    schedule_.admitted.clear();
+    int32_t budget = max_num_batched_tokens_;
+    // A step that had to preempt admits nobody: the memory is already short.
+    if (schedule_running(budget) && schedule_.preempted.empty()) admit_waiting(budget);
+    schedule_.n_tokens = max_num_batched_tokens_ - budget;
+    return schedule_;
+}
+
+bool Scheduler::schedule_running(int32_t& budget) {
+    // Decodes (one token each) are served before any prompt chunk takes the
+    // budget, however the two are ordered in running_.
+    int32_t decodes_left = 0;
+    for (const Sequence* s : running_) decodes_left += s->n_uncomputed() == 1;
+
+    for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+        Sequence* sequence = running_[i];
+        const bool decode = sequence->n_uncomputed() == 1;
+        decodes_left -= decode;
+        const int32_t share = decode ? budget : budget - decodes_left;
+        const int32_t n = std::min(sequence->n_uncomputed(), share);
+        if (n <= 0) continue;
+        while (!sequence->blocks.grow_to(sequence->n_computed + n, pool_)) {
+            Sequence* victim = preempt_newest();
+            if (victim == sequence) return false;
+            decodes_left -= victim->n_uncomputed() == 1 ? 1 : 0;
+        }
+        schedule_.chunks.push_back({sequence, n});
+        budget -= n;
+    }
+    return true;
+}
+
+void Scheduler::admit_waiting(int32_t& budget) {
+    while (!waiting_.empty() && budget > 0 && n_running() < max_num_seqs_) {
+        Sequence* sequence = waiting_.front();
+        const int32_t n = std::min(sequence->n_uncomputed(), budget);
+        const int32_t missing = sequence->blocks.blocks_missing(sequence->n_computed + n);
+        const int32_t reserve = running_.empty() ? 0 : watermark_blocks_;
+        if (missing + reserve > pool_.n_free()) break;
+        const bool grown = sequence->blocks.grow_to(sequence->n_computed + n, pool_);
+        LADDER_CHECK(grown, "blocks counted free could not be allocated");
+        waiting_.pop_front();
+        sequence->status = SequenceStatus::Running;
+        running_.push_back(sequence);
+        schedule_.admitted.push_back(sequence);
+        schedule_.chunks.push_back({sequence, n});
+        budget -= n;
+    }
+}
+
+Sequence* Scheduler::preempt_newest() {
+    LADDER_CHECK(!running_.empty(), "preemption with nothing running");
+    Sequence* victim = running_.back();
+    running_.pop_back();
+    // Its generated tokens stay; everything is recomputed on readmission.
+    victim->blocks.release_all(pool_);
+    victim->n_computed = 0;
+    victim->status = SequenceStatus::Waiting;
+    ++victim->n_preemptions;
+    waiting_.push_front(victim);
+    schedule_.preempted.push_back(victim);
+    return victim;
+}
+
+}  // namespace ladder::engine

@@ -1,0 +1,67 @@
+// Picks each step's work (iteration-level scheduling, as Orca and vLLM): every
+// sequence's computed tokens catch up with its total under a token budget.
+// Running sequences go first, oldest first, and a long prompt is cut into
+// chunks so that running decodes are never stalled behind it; waiting
+// sequences are admitted FCFS while the budget, the sequence limit and free
+// KV blocks allow. When a running sequence needs a block and none is free,
+// the newest running sequence is preempted: its blocks are freed and it goes
+// back to the front of the queue, to be recomputed (its output so far kept).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "ladder/engine/sequence.h"
+#include "ladder/kv/block_pool.h"
+
+namespace ladder::engine {
+
+struct ScheduledChunk {
+    Sequence* sequence = nullptr;
+    int32_t n_tokens = 0;  // computed this step, from sequence->n_computed on
+};
+
+struct Schedule {
+    std::vector<ScheduledChunk> chunks;  // in batch order
+    std::vector<Sequence*> preempted;    // lost their KV this step
+    std::vector<Sequence*> admitted;     // left the queue this step
+    int32_t n_tokens = 0;
+};
+
+class Scheduler {
+public:
+    Scheduler(kv::BlockPool& pool, int32_t max_num_seqs, int32_t max_num_batched_tokens);
+
+    // Queues a new sequence behind the others.
+    void add(Sequence* sequence);
+    // Takes a sequence out wherever it is (finished or aborted) and frees its blocks.
+    void remove(Sequence* sequence);
+    // Builds this step's schedule and allocates the KV blocks it needs. The
+    // reference stays valid until the next call.
+    const Schedule& schedule();
+
+    int32_t n_waiting() const { return static_cast<int32_t>(waiting_.size()); }
+    int32_t n_running() const { return static_cast<int32_t>(running_.size()); }
+    bool empty() const { return waiting_.empty() && running_.empty(); }
+
+private:
+    // Running sequences first; returns false when it had to stop early (the
+    // sequence it was serving was itself the newest and got preempted).
+    bool schedule_running(int32_t& budget);
+    void admit_waiting(int32_t& budget);
+    // Frees the newest running sequence's blocks and requeues it first.
+    Sequence* preempt_newest();
+
+    kv::BlockPool& pool_;
+    int32_t max_num_seqs_;
+    int32_t max_num_batched_tokens_;
+    // Blocks kept free when admitting beside running sequences, so that a new
+    // admission does not force a preemption at the very next decode.
+    int32_t watermark_blocks_;
+    std::deque<Sequence*> waiting_;
+    std::vector<Sequence*> running_;  // oldest admission first
+    Schedule schedule_;
+};
+
+}  // namespace ladder::engine

@@ -1,0 +1,61 @@
+// The engine's record of one request: its tokens, how many of them are in the
+// KV cache, its blocks, and the per-request state of sampling and text. Plain
+// data the scheduler and the engine step share; owned by the engine thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "ladder/engine/request.h"
+#include "ladder/engine/sampler.h"
+#include "ladder/engine/stop_matcher.h"
+#include "ladder/kv/block_table.h"
+#include "ladder/tokenizer/tokenizer.h"
+
+namespace ladder::engine {
+
+// Receives a request's outputs, on the engine thread. Must be quick.
+using OutputSink = std::function<void(RequestOutput&&)>;
+
+enum class SequenceStatus { Waiting, Running };
+
+struct Sequence {
+    Sequence(RequestId id, RequestParams params, int32_t max_tokens, int32_t block_size,
+             const tokenizer::Tokenizer& tokenizer, OutputSink sink)
+        : id(id),
+          n_prompt_tokens(static_cast<int32_t>(params.prompt.size())),
+          max_tokens(max_tokens),
+          tokens(std::move(params.prompt)),
+          blocks(block_size),
+          sampler(params.sampling),
+          detokenizer(tokenizer),
+          stop_matcher(std::move(params.stop)),
+          params(std::move(params)),
+          sink(std::move(sink)) {}
+
+    // Tokens still to be computed into the KV cache. A running sequence always
+    // has at least one: its last sampled token is computed in the next step.
+    int32_t n_uncomputed() const { return n_tokens() - n_computed; }
+    int32_t n_tokens() const { return static_cast<int32_t>(tokens.size()); }
+    int32_t n_generated() const { return n_tokens() - n_prompt_tokens; }
+
+    RequestId id;
+    int32_t n_prompt_tokens;
+    int32_t max_tokens;            // resolved against the context limit
+    std::vector<TokenId> tokens;   // prompt, then generated
+    int32_t n_computed = 0;        // tokens whose K/V are in the cache
+    int32_t n_cached_prompt_tokens = 0;
+    kv::BlockTable blocks;
+    Sampler sampler;
+    tokenizer::StreamingDetokenizer detokenizer;
+    StopMatcher stop_matcher;
+    RequestParams params;          // prompt moved out into tokens
+    OutputSink sink;
+    SequenceStatus status = SequenceStatus::Waiting;
+    int32_t n_preemptions = 0;
+    RequestTimings timings;
+    std::vector<float> raw_logits;  // scratch: the logits before sampling, for logprobs
+};
+
+}  // namespace ladder::engine

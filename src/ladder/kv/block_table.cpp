@@ -1,0 +1,34 @@
+#include "ladder/kv/block_table.h"
+
+#include <algorithm>
+
+#include "ladder/util/check.h"
+
+namespace ladder::kv {
+
+int32_t BlockTable::blocks_missing(int32_t n_tokens) const {
+    return std::max(0, blocks_for(n_tokens) - n_blocks());
+}
+
+bool BlockTable::grow_to(int32_t n_tokens, BlockPool& pool) {
+    const int32_t missing = blocks_missing(n_tokens);
+    if (missing > pool.n_free()) return false;
+    for (int32_t i = 0; i < missing; ++i) blocks_.push_back(pool.allocate());
+    return true;
+}
+
+void BlockTable::release_all(BlockPool& pool) {
+    // Last block first: with the pool's LRU order, a sequence's early blocks
+    // (the likeliest to be shared by a later prompt) are the last reused.
+    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) pool.release(*it);
+    blocks_.clear();
+}
+
+int64_t BlockTable::slot(int32_t position) const {
+    const int32_t index = position / block_size_;
+    LADDER_CHECK(position >= 0 && index < n_blocks(), "position without a KV block");
+    return static_cast<int64_t>(blocks_[static_cast<size_t>(index)]) * block_size_ +
+           position % block_size_;
+}
+
+}  // namespace ladder::kv

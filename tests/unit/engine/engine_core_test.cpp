@@ -1,0 +1,110 @@
+// The engine step on the real default model: outputs, stop rules, limits,
+// chunked prefill and abort, each checked against the same request run alone.
+#include <gtest/gtest.h>
+
+#include "engine_test_support.h"
+#include "ladder/util/error.h"
+
+namespace ladder::engine::testing {
+namespace {
+
+RequestParams greedy(std::vector<TokenId> prompt, int32_t max_tokens) {
+    RequestParams params;
+    params.prompt = std::move(prompt);
+    params.sampling.temperature = 0.0f;
+    params.max_tokens = max_tokens;
+    return params;
+}
+
+TEST_F(EngineTest, MaxTokensEndsWithLengthAndFreesEveryBlock) {
+    auto core = make_core({.max_num_seqs = 4});
+    std::map<RequestId, Collected> results;
+    RequestParams params = greedy(encode("The capital of France is"), 12);
+    params.ignore_eos = true;
+    core->add_request(RequestId{7}, params, collect_into(results, RequestId{7}));
+    run_to_end(*core);
+    const Collected& c = results[RequestId{7}];
+    EXPECT_EQ(c.finish_reason, FinishReason::Length);
+    EXPECT_EQ(c.tokens.size(), 12u);
+    EXPECT_EQ(c.last.n_generated_tokens, 12);
+    EXPECT_EQ(c.last.n_prompt_tokens, static_cast<int32_t>(params.prompt.size()));
+    EXPECT_EQ(c.n_outputs_after_finish, 0);
+    EXPECT_FALSE(c.text.empty());
+    EXPECT_EQ(c.text, bundle_->tokenizer->decode(c.tokens));
+    EXPECT_GT(c.last.timings.first_token, 0.0);
+    EXPECT_GE(c.last.timings.finished, c.last.timings.first_token);
+    EXPECT_GE(c.last.timings.first_scheduled, c.last.timings.arrival);
+    EXPECT_EQ(core->n_free_blocks(), core->kv_plan().n_blocks);
+    EXPECT_EQ(core->stats().n_finished, 1);
+}
+
+TEST_F(EngineTest, ChunkedPrefillGivesTheSameLogitsAsOneShot) {
+    RequestParams params = greedy(encode("A long prompt, cut into chunks of seven tokens, must "
+                                         "give exactly the logits of one pass over it."),
+                                  6);
+    params.logprobs = 5;
+    const Collected one_shot = run_alone(params, 512);
+    const Collected chunked = run_alone(params, 7);
+    ASSERT_EQ(one_shot.tokens, chunked.tokens);
+    ASSERT_EQ(one_shot.logprobs.size(), chunked.logprobs.size());
+    for (size_t i = 0; i < one_shot.logprobs.size(); ++i) {
+        EXPECT_EQ(one_shot.logprobs[i].logprob, chunked.logprobs[i].logprob) << i;
+        EXPECT_EQ(one_shot.logprobs[i].top, chunked.logprobs[i].top) << i;
+    }
+}
+
+TEST_F(EngineTest, StopStringAcrossTokensEndsTheTextBeforeIt) {
+    RequestParams params = greedy(encode("Count: one, two, three, four, five,"), 24);
+    params.ignore_eos = true;
+    const Collected free_run = run_alone(params);
+    // A stop string that starts inside one token and ends in a later one.
+    ASSERT_GE(free_run.tokens.size(), 6u);
+    const std::string head = bundle_->tokenizer->decode({free_run.tokens.data(), 2});
+    const std::string stop = free_run.text.substr(head.size() - 1, 4);
+    params.stop = {stop};
+    const Collected stopped = run_alone(params);
+    EXPECT_EQ(stopped.finish_reason, FinishReason::Stop);
+    EXPECT_EQ(stopped.text, free_run.text.substr(0, free_run.text.find(stop)));
+    EXPECT_LT(stopped.tokens.size(), free_run.tokens.size());
+}
+
+TEST_F(EngineTest, StopTokenIdEndsWithStopAndNoText) {
+    RequestParams params = greedy(encode("Count: one, two, three, four, five,"), 16);
+    params.ignore_eos = true;
+    const Collected free_run = run_alone(params);
+    ASSERT_GE(free_run.tokens.size(), 4u);
+    params.stop_token_ids = {free_run.tokens[3]};
+    const Collected stopped = run_alone(params);
+    EXPECT_EQ(stopped.finish_reason, FinishReason::Stop);
+    const auto first = std::find(free_run.tokens.begin(), free_run.tokens.end(), free_run.tokens[3]);
+    const auto n_before = static_cast<size_t>(first - free_run.tokens.begin());
+    EXPECT_EQ(stopped.tokens.size(), n_before + 1);
+    EXPECT_EQ(stopped.text, bundle_->tokenizer->decode({free_run.tokens.data(), n_before}));
+}
+
+TEST_F(EngineTest, RefusesWhatCannotFitTheContext) {
+    auto core = make_core({.max_model_len = 64});
+    EXPECT_THROW(core->validate(greedy(encode("hello"), 64)), util::InputError);
+    EXPECT_THROW(core->validate(greedy({}, 4)), util::InputError);
+    EXPECT_THROW(core->validate(greedy({1, -3}, 4)), util::InputError);
+    EXPECT_THROW(core->validate(greedy({1, 1 << 30}, 4)), util::InputError);
+    EXPECT_THROW(core->validate(greedy({1}, 0)), util::InputError);
+    RequestParams no_limit = greedy(encode("hello"), 1);
+    no_limit.max_tokens.reset();
+    EXPECT_EQ(core->validate(no_limit), 64 - static_cast<int32_t>(no_limit.prompt.size()));
+    RequestParams bad_logprobs = greedy({1}, 1);
+    bad_logprobs.logprobs = 21;
+    EXPECT_THROW(core->validate(bad_logprobs), util::InputError);
+}
+
+TEST_F(EngineTest, RefusesARequestLargerThanTheWholeKvCache) {
+    const int64_t bytes_per_block =
+        bundle_->model->kv_cache_shape(1, 16).bytes_per_token() * 16;
+    auto core = make_core({.kv_cache_bytes = 4 * bytes_per_block});
+    EXPECT_EQ(core->kv_plan().n_blocks, 4);
+    EXPECT_NO_THROW(core->validate(greedy(encode("hi"), 32)));
+    EXPECT_THROW(core->validate(greedy(encode("hi"), 64)), util::InputError);
+}
+
+}  // namespace
+}  // namespace ladder::engine::testing
