@@ -20,11 +20,10 @@ RequestId Engine::submit(RequestParams params, OutputSink sink) {
     const RequestId id{next_id_.fetch_add(1)};
     ++n_in_flight_;
     // The sink is wrapped so that the count of requests in flight drops with
-    // the last output.
+    // the last output (before it is handed on, so its reader sees the count).
     OutputSink counted = [this, sink = std::move(sink)](RequestOutput&& output) {
-        const bool last = output.finished();
+        if (output.finished()) --n_in_flight_;
         sink(std::move(output));
-        if (last) --n_in_flight_;
     };
     {
         const std::lock_guard lock(inbox_mutex_);

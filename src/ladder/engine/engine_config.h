@@ -18,6 +18,7 @@ struct EngineConfig {
     int32_t max_num_seqs = 256;            // sequences in one step
     int32_t max_num_batched_tokens = 512;  // tokens in one step (prefill chunks included)
     std::optional<int32_t> max_model_len;  // unset: the model's context
+    bool prefix_caching = true;            // reuse the KV of prompts' common prefixes
 };
 
 // The KV cache the engine will allocate, after defaults are resolved.

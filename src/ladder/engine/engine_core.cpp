@@ -40,9 +40,13 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
       plan_(plan_kv_cache(config, model)),
       max_num_seqs_(config.max_num_seqs),
       max_num_batched_tokens_(config.max_num_batched_tokens),
-      block_pool_(plan_.n_blocks),
+      prefix_caching_(config.prefix_caching),
+      // One process serves one model, so the chains need no model identity.
+      root_hash_(kv::root_hash(0)),
+      block_pool_(plan_.n_blocks, plan_.block_size),
       kv_storage_(model.kv_cache_shape(plan_.n_blocks, plan_.block_size)),
-      scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens) {
+      scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens,
+                 config.prefix_caching) {
     if (config.max_num_batched_tokens < config.max_num_seqs) {
         util::fail("--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}), or "
                    "decodes would not fit one step",
@@ -96,6 +100,7 @@ void EngineCore::add_request(RequestId id, RequestParams params, OutputSink sink
     auto sequence = std::make_unique<Sequence>(id, std::move(params), max_tokens, plan_.block_size,
                                                tokenizer_, std::move(sink));
     sequence->timings.arrival = util::now_seconds();
+    if (prefix_caching_) sequence->update_block_hashes(root_hash_);
     scheduler_.add(sequence.get());
     sequences_.emplace(id, std::move(sequence));
     refresh_stats();
@@ -137,7 +142,11 @@ void EngineCore::step() {
                    std::span<float>(logits_.data(), batch_.logit_rows.size() * vocab));
     const double forward_end = util::now_seconds();
 
-    for (const ScheduledChunk& chunk : schedule.chunks) chunk.sequence->n_computed += chunk.n_tokens;
+    for (const ScheduledChunk& chunk : schedule.chunks) {
+        const int32_t before = chunk.sequence->n_computed;
+        chunk.sequence->n_computed += chunk.n_tokens;
+        if (prefix_caching_) cache_full_blocks(*chunk.sequence, before);
+    }
     sample_ready(schedule);
     const double sampling_end = util::now_seconds();
 
@@ -157,6 +166,9 @@ void EngineCore::step() {
     stats_.last_step_seconds = util::now_seconds() - start;
     stats_.last_overhead_seconds =
         stats_.last_step_seconds - stats_.last_forward_seconds - stats_.last_sampling_seconds;
+    stats_.forward_seconds += stats_.last_forward_seconds;
+    stats_.sampling_seconds += stats_.last_sampling_seconds;
+    stats_.overhead_seconds += stats_.last_overhead_seconds;
 }
 
 void EngineCore::build_batch(const Schedule& schedule) {
@@ -204,8 +216,21 @@ void EngineCore::sample_ready(const Schedule&) {
     });
 }
 
+void EngineCore::cache_full_blocks(Sequence& sequence, int32_t n_computed_before) {
+    const int32_t block_size = plan_.block_size;
+    const int32_t end = std::min(sequence.n_computed / block_size,
+                                 static_cast<int32_t>(sequence.block_hashes.size()));
+    for (int32_t index = n_computed_before / block_size; index < end; ++index) {
+        const std::span<const TokenId> tokens(sequence.tokens.data() + static_cast<size_t>(index) * block_size,
+                                              static_cast<size_t>(block_size));
+        block_pool_.cache_block(sequence.blocks.blocks()[static_cast<size_t>(index)],
+                                sequence.block_hashes[static_cast<size_t>(index)], tokens);
+    }
+}
+
 bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now) {
     sequence.tokens.push_back(token);
+    if (prefix_caching_) sequence.update_block_hashes(root_hash_);
     ++stats_.n_generated_tokens;
     if (sequence.timings.first_token == 0.0) {
         sequence.timings.first_token = now;
@@ -272,6 +297,9 @@ void EngineCore::refresh_stats() {
     int64_t n_kv_tokens = 0;
     for (const auto& [id, sequence] : sequences_) n_kv_tokens += sequence->n_computed;
     stats_.n_kv_tokens = n_kv_tokens;
+    stats_.n_blocks_cached = block_pool_.n_cached();
+    stats_.n_prefix_queried_tokens = scheduler_.n_prefix_queried_tokens();
+    stats_.n_prefix_hit_tokens = scheduler_.n_prefix_hit_tokens();
 }
 
 }  // namespace ladder::engine

@@ -35,6 +35,9 @@ struct EngineStats {
     int64_t n_generated_tokens = 0;
     int64_t n_finished = 0;
     int64_t n_aborted = 0;
+    int32_t n_blocks_cached = 0;          // blocks holding a known prefix, in use or evictable
+    int64_t n_prefix_queried_tokens = 0;  // tokens looked up in the prefix cache
+    int64_t n_prefix_hit_tokens = 0;      // of which found
     // Last step: tokens, sequences, and where its time went.
     int32_t last_step_tokens = 0;
     int32_t last_step_sequences = 0;
@@ -43,6 +46,10 @@ struct EngineStats {
     double last_sampling_seconds = 0.0;
     // Scheduling, batch building and outputs: the step minus forward and sampling.
     double last_overhead_seconds = 0.0;
+    // The same, summed over all steps.
+    double forward_seconds = 0.0;
+    double sampling_seconds = 0.0;
+    double overhead_seconds = 0.0;
 };
 
 class EngineCore {
@@ -80,6 +87,8 @@ private:
     void finish(Sequence& sequence, RequestOutput& output, FinishReason reason, double now);
     RequestOutput make_output(const Sequence& sequence, double now) const;
     void refresh_stats();
+    // Offers the blocks this step filled to the prefix cache.
+    void cache_full_blocks(Sequence& sequence, int32_t n_computed_before);
 
     model::Model& model_;
     const tokenizer::Tokenizer& tokenizer_;
@@ -87,6 +96,8 @@ private:
     KvCachePlan plan_;
     int32_t max_num_seqs_;
     int32_t max_num_batched_tokens_;
+    bool prefix_caching_;
+    kv::BlockHash root_hash_;
     kv::BlockPool block_pool_;
     model::KvCacheStorage kv_storage_;
     Scheduler scheduler_;

@@ -6,11 +6,13 @@
 
 namespace ladder::engine {
 
-Scheduler::Scheduler(kv::BlockPool& pool, int32_t max_num_seqs, int32_t max_num_batched_tokens)
+Scheduler::Scheduler(kv::BlockPool& pool, int32_t max_num_seqs, int32_t max_num_batched_tokens,
+                     bool prefix_caching)
     : pool_(pool),
       max_num_seqs_(max_num_seqs),
       max_num_batched_tokens_(max_num_batched_tokens),
-      watermark_blocks_(std::max(1, pool.n_blocks() / 100)) {}
+      watermark_blocks_(std::max(1, pool.n_blocks() / 100)),
+      prefix_caching_(prefix_caching) {}
 
 void Scheduler::add(Sequence* sequence) {
     sequence->status = SequenceStatus::Waiting;
@@ -62,10 +64,19 @@ bool Scheduler::schedule_running(int32_t& budget) {
 void Scheduler::admit_waiting(int32_t& budget) {
     while (!waiting_.empty() && budget > 0 && n_running() < max_num_seqs_) {
         Sequence* sequence = waiting_.front();
+        const bool fresh = sequence->n_computed == 0;
+        if (fresh && prefix_caching_) take_cached_prefix(*sequence);
         const int32_t n = std::min(sequence->n_uncomputed(), budget);
         const int32_t missing = sequence->blocks.blocks_missing(sequence->n_computed + n);
         const int32_t reserve = running_.empty() ? 0 : watermark_blocks_;
-        if (missing + reserve > pool_.n_free()) break;
+        if (missing + reserve > pool_.n_free()) {
+            // Not this step: the cached blocks go back, to be found again.
+            if (fresh) {
+                sequence->blocks.release_all(pool_);
+                sequence->n_computed = 0;
+            }
+            break;
+        }
         const bool grown = sequence->blocks.grow_to(sequence->n_computed + n, pool_);
         LADDER_CHECK(grown, "blocks counted free could not be allocated");
         waiting_.pop_front();
@@ -75,6 +86,26 @@ void Scheduler::admit_waiting(int32_t& budget) {
         schedule_.chunks.push_back({sequence, n});
         budget -= n;
     }
+}
+
+void Scheduler::take_cached_prefix(Sequence& sequence) {
+    const int32_t block_size = pool_.block_size();
+    const auto n_lookup = std::min<size_t>(sequence.block_hashes.size(),
+                                           static_cast<size_t>((sequence.n_tokens() - 1) / block_size));
+    size_t n_hit = 0;
+    for (; n_hit < n_lookup; ++n_hit) {
+        const std::span<const TokenId> tokens(sequence.tokens.data() + n_hit * block_size,
+                                              static_cast<size_t>(block_size));
+        const std::optional<kv::BlockId> block = pool_.take_cached(sequence.block_hashes[n_hit], tokens);
+        if (!block) break;
+        sequence.blocks.append(*block);
+    }
+    sequence.n_computed = static_cast<int32_t>(n_hit) * block_size;
+    n_prefix_queried_tokens_ += sequence.n_tokens();
+    n_prefix_hit_tokens_ += sequence.n_computed;
+    // What the client is told is the first admission's: a recomputation after
+    // preemption is the server's business, not the request's.
+    if (sequence.n_preemptions == 0) sequence.n_cached_prompt_tokens = std::min(sequence.n_computed, sequence.n_prompt_tokens);
 }
 
 Sequence* Scheduler::preempt_newest() {

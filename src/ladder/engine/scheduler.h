@@ -31,7 +31,10 @@ struct Schedule {
 
 class Scheduler {
 public:
-    Scheduler(kv::BlockPool& pool, int32_t max_num_seqs, int32_t max_num_batched_tokens);
+    // prefix_caching: a sequence admitted with nothing computed first takes
+    // every cached block its tokens match (by Sequence::block_hashes).
+    Scheduler(kv::BlockPool& pool, int32_t max_num_seqs, int32_t max_num_batched_tokens,
+              bool prefix_caching);
 
     // Queues a new sequence behind the others.
     void add(Sequence* sequence);
@@ -44,6 +47,9 @@ public:
     int32_t n_waiting() const { return static_cast<int32_t>(waiting_.size()); }
     int32_t n_running() const { return static_cast<int32_t>(running_.size()); }
     bool empty() const { return waiting_.empty() && running_.empty(); }
+    // Prompt tokens looked up in the prefix cache, and those found.
+    int64_t n_prefix_queried_tokens() const { return n_prefix_queried_tokens_; }
+    int64_t n_prefix_hit_tokens() const { return n_prefix_hit_tokens_; }
 
 private:
     // Running sequences first; returns false when it had to stop early (the
@@ -52,6 +58,9 @@ private:
     void admit_waiting(int32_t& budget);
     // Frees the newest running sequence's blocks and requeues it first.
     Sequence* preempt_newest();
+    // Takes the cached blocks that hold the sequence's leading full blocks;
+    // its last token is always left to compute (it gives the logits).
+    void take_cached_prefix(Sequence& sequence);
 
     kv::BlockPool& pool_;
     int32_t max_num_seqs_;
@@ -59,6 +68,9 @@ private:
     // Blocks kept free when admitting beside running sequences, so that a new
     // admission does not force a preemption at the very next decode.
     int32_t watermark_blocks_;
+    bool prefix_caching_;
+    int64_t n_prefix_queried_tokens_ = 0;
+    int64_t n_prefix_hit_tokens_ = 0;
     std::deque<Sequence*> waiting_;
     std::vector<Sequence*> running_;  // oldest admission first
     Schedule schedule_;

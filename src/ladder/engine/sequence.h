@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "ladder/engine/request.h"
 #include "ladder/engine/sampler.h"
 #include "ladder/engine/stop_matcher.h"
+#include "ladder/kv/block_hash.h"
 #include "ladder/kv/block_table.h"
 #include "ladder/tokenizer/tokenizer.h"
 
@@ -39,6 +41,17 @@ struct Sequence {
     int32_t n_uncomputed() const { return n_tokens() - n_computed; }
     int32_t n_tokens() const { return static_cast<int32_t>(tokens.size()); }
     int32_t n_generated() const { return n_tokens() - n_prompt_tokens; }
+    // Hashes every full block of tokens not hashed yet.
+    void update_block_hashes(const kv::BlockHash& root) {
+        const int32_t block_size = blocks.block_size();
+        while (static_cast<int32_t>(block_hashes.size()) < n_tokens() / block_size) {
+            const size_t index = block_hashes.size();
+            const std::span<const TokenId> block_tokens(tokens.data() + index * block_size,
+                                                        static_cast<size_t>(block_size));
+            block_hashes.push_back(
+                kv::hash_block(index == 0 ? root : block_hashes.back(), block_tokens));
+        }
+    }
 
     RequestId id;
     int32_t n_prompt_tokens;
@@ -55,6 +68,9 @@ struct Sequence {
     SequenceStatus status = SequenceStatus::Waiting;
     int32_t n_preemptions = 0;
     RequestTimings timings;
+    // Chained hashes of the full blocks of tokens (prefix caching), kept up
+    // to date as tokens are added.
+    std::vector<kv::BlockHash> block_hashes;
     std::vector<float> raw_logits;  // scratch: the logits before sampling, for logprobs
 };
 

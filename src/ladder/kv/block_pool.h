@@ -1,10 +1,24 @@
-// The KV cache's bookkeeping: which of the fixed-size blocks are in use, and
-// by how many sequences. Knows block ids, never tensors (the numbers live in
-// model::KvCacheStorage). Owned by the engine thread; not thread-safe.
+// The KV cache's bookkeeping: which of the fixed-size blocks are in use, by
+// how many sequences, and which hold a known prefix (the prefix cache). Knows
+// block ids, never tensors (the numbers live in model::KvCacheStorage).
+// Owned by the engine thread; not thread-safe.
+//
+// A block is in one of three states:
+// - in use: reference count > 0, held by the block tables of live sequences;
+// - cached: count 0, but it holds a full block of known tokens that a later
+//   prompt may reuse; evictable, least recently released first;
+// - plain free: count 0, nothing worth keeping.
+// Allocation takes plain free blocks first and evicts cached ones only when
+// none is left, so caching never takes memory from live requests.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
 #include <vector>
+
+#include "ladder/kv/block_hash.h"
 
 namespace ladder::kv {
 
@@ -14,37 +28,62 @@ using BlockId = int32_t;
 
 class BlockPool {
 public:
-    explicit BlockPool(int32_t n_blocks);
+    BlockPool(int32_t n_blocks, int32_t block_size);
 
     int32_t n_blocks() const { return static_cast<int32_t>(ref_counts_.size()); }
-    int32_t n_free() const { return n_free_; }
-    int32_t n_used() const { return n_blocks() - n_free_; }
+    int32_t block_size() const { return block_size_; }
+    // Blocks an allocation can get: plain free and evictable cached ones.
+    int32_t n_free() const { return plain_.size + evictable_.size; }
+    int32_t n_used() const { return n_blocks() - n_free(); }
+    // Blocks holding a known prefix, in use or not.
+    int32_t n_cached() const { return static_cast<int32_t>(cached_.size()); }
+    int64_t n_evictions() const { return n_evictions_; }
 
-    // Takes the free block that was freed longest ago (the prefix cache will
-    // evict in that order). O(1). The pool must not be empty: callers check
-    // n_free() first, because running out is a scheduling decision.
+    // Takes a plain free block, else evicts the least recently released
+    // cached one. O(1). The pool must not be empty: callers check n_free()
+    // first, because running out is a scheduling decision.
     BlockId allocate();
-    // One more holder of an allocated block (a shared prefix). O(1).
+    // One more holder of a block in use (a shared prefix). O(1).
     void retain(BlockId block);
-    // One holder fewer; the block returns to the free list at zero. O(1).
-    // Releasing a free block is a bug and aborts.
+    // One holder fewer; at zero the block becomes cached (if it holds a known
+    // prefix) or plain free. O(1). Releasing a free block is a bug and aborts.
     void release(BlockId block);
-
     int32_t ref_count(BlockId block) const;
 
-private:
-    void check_id(BlockId block) const;
-    void push_back_free(BlockId block);
-    void unlink_free(BlockId block);
+    // The block that holds `tokens` as the block whose chained hash is `hash`,
+    // taken for one more holder (out of the evictable list if it was there);
+    // nullopt when there is none. The stored token ids are compared, so a
+    // hash collision can never hand out the wrong block.
+    std::optional<BlockId> take_cached(const BlockHash& hash, std::span<const int32_t> tokens);
+    // Records that a full, computed block in use holds `tokens` under `hash`.
+    // When a block with that content is already known, the first one stays the
+    // cached copy and this one remains anonymous.
+    void cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens);
+    bool is_cached(BlockId block) const { return hashes_[static_cast<size_t>(block)].has_value(); }
 
+private:
+    // An intrusive doubly linked list over block ids; every block is in at
+    // most one list, so one pair of link arrays serves both.
+    struct List {
+        BlockId head = -1;
+        BlockId tail = -1;
+        int32_t size = 0;
+    };
+    void push_back(List& list, BlockId block);
+    void unlink(List& list, BlockId block);
+    void check_id(BlockId block) const;
+    void forget(BlockId block);  // drops a block's cache entry
+
+    int32_t block_size_;
     std::vector<int32_t> ref_counts_;
-    // The free list is intrusive and doubly linked over block ids, so a block
-    // can later leave it from the middle (a prefix-cache hit) in O(1).
-    std::vector<BlockId> next_free_;
-    std::vector<BlockId> prev_free_;
-    BlockId free_head_ = -1;
-    BlockId free_tail_ = -1;
-    int32_t n_free_ = 0;
+    std::vector<BlockId> next_;
+    std::vector<BlockId> prev_;
+    List plain_;
+    List evictable_;  // cached blocks with count 0, least recently released first
+    std::vector<std::optional<BlockHash>> hashes_;
+    std::vector<int32_t> tokens_;  // [n_blocks, block_size]: the tokens of cached blocks
+    std::unordered_map<BlockHash, BlockId, BlockHashHasher> cached_;
+    int64_t n_evictions_ = 0;
 };
 
 }  // namespace ladder::kv

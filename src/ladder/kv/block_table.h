@@ -21,6 +21,8 @@ public:
     // Allocates blocks until positions [0, n_tokens) have a place; all or
     // nothing: false (and nothing taken) when the pool is short.
     bool grow_to(int32_t n_tokens, BlockPool& pool);
+    // Appends a block already taken for this table (a cached prefix block).
+    void append(BlockId block) { blocks_.push_back(block); }
     // Gives every block back to the pool.
     void release_all(BlockPool& pool);
 

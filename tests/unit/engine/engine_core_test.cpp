@@ -106,5 +106,67 @@ TEST_F(EngineTest, RefusesARequestLargerThanTheWholeKvCache) {
     EXPECT_THROW(core->validate(greedy(encode("hi"), 64)), util::InputError);
 }
 
+// Prefix caching: a request whose prompt starts with blocks another request
+// computed reuses them, reports them as cached, and produces what it
+// produces with the cache off (greedy and seeded).
+TEST_F(EngineTest, PrefixCacheHitsGiveTheSameOutputsAsNoCache) {
+    const std::vector<TokenId> shared = encode(
+        "You are a support assistant for a company that sells ladders. Answer briefly, be "
+        "polite, and never invent a product that the catalogue does not list. The catalogue:");
+    ASSERT_GT(shared.size(), 32u);
+    std::vector<RequestParams> requests;
+    for (const char* question : {" step ladders.", " extension ladders and their prices?"}) {
+        RequestParams params = greedy(shared, 8);
+        const std::vector<TokenId> tail = bundle_->tokenizer->encode(question, false, false);
+        params.prompt.insert(params.prompt.end(), tail.begin(), tail.end());
+        requests.push_back(params);
+        params.sampling.temperature = 0.8f;
+        params.sampling.seed = 42;
+        requests.push_back(params);
+    }
+    requests.push_back(greedy(shared, 8));  // an exact prefix of the others
+    std::vector<TokenId> mid_block(shared.begin(), shared.begin() + 21);
+    requests.push_back(greedy(mid_block, 8));  // ends inside the second block
+
+    EngineConfig no_cache;
+    no_cache.prefix_caching = false;
+    auto cold = make_core(no_cache);
+    auto warm = make_core({});
+    std::map<RequestId, Collected> cold_results;
+    std::map<RequestId, Collected> warm_results;
+    for (size_t i = 0; i < requests.size(); ++i) {
+        const RequestId id{i};
+        cold->add_request(id, requests[i], collect_into(cold_results, id));
+        run_to_end(*cold);
+        warm->add_request(id, requests[i], collect_into(warm_results, id));
+        run_to_end(*warm);
+    }
+    for (size_t i = 0; i < requests.size(); ++i) {
+        const RequestId id{i};
+        EXPECT_EQ(warm_results[id].tokens, cold_results[id].tokens) << i;
+        EXPECT_EQ(cold_results[id].last.n_cached_prompt_tokens, 0) << i;
+        // Expected: the full blocks this prompt shares with what an earlier
+        // request computed (its prompt and all but its last generated token),
+        // never the prompt's last token.
+        const std::vector<TokenId>& prompt = requests[i].prompt;
+        size_t expected = 0;
+        for (size_t j = 0; j < i; ++j) {
+            std::vector<TokenId> computed = requests[j].prompt;
+            const std::vector<TokenId>& generated = cold_results[RequestId{j}].tokens;
+            computed.insert(computed.end(), generated.begin(), generated.end() - 1);
+            size_t common = 0;
+            while (common < std::min(prompt.size() - 1, computed.size()) &&
+                   prompt[common] == computed[common]) {
+                ++common;
+            }
+            expected = std::max(expected, common / 16 * 16);
+        }
+        EXPECT_EQ(warm_results[id].last.n_cached_prompt_tokens, static_cast<int32_t>(expected)) << i;
+    }
+    EXPECT_GT(warm->stats().n_prefix_hit_tokens, 0);
+    EXPECT_EQ(warm->n_free_blocks(), warm->kv_plan().n_blocks);
+    EXPECT_GT(warm->stats().n_blocks_cached, 0);
+}
+
 }  // namespace
 }  // namespace ladder::engine::testing

@@ -32,7 +32,7 @@ struct Collected {
 };
 
 class EngineTest : public ::testing::Test {
-protected:
+public:
     static void SetUpTestSuite() {
         if (!std::filesystem::exists(default_model_path())) return;
         bundle_ = new ModelBundle(load_model_bundle(default_model_path()));

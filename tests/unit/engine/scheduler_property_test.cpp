@@ -1,6 +1,6 @@
 // The scheduler under random load: arrivals at random steps, random lengths,
-// random aborts, and a KV cache small enough to force preemption. Whatever
-// happened, every block is free at the end and every request that finished
+// random aborts, shared prefixes, and a KV cache small enough to force
+// preemption and cache eviction. Whatever happened, every block is free at the end and every request that finished
 // produced exactly what it produces alone (greedy and seeded alike).
 #include <gtest/gtest.h>
 
@@ -36,10 +36,15 @@ TEST_F(EngineTest, RandomLoadWithPreemptionMatchesEachRequestAlone) {
     auto core = make_core(config);
 
     constexpr int kRequests = 20;
+    const std::string shared_prefixes[2] = {random_text(rng, 36), random_text(rng, 20)};
     std::vector<RequestParams> requests;
     for (int i = 0; i < kRequests; ++i) {
         RequestParams params;
-        params.prompt = encode(random_text(rng, 2 + static_cast<int>(rng() % 40)));
+        // Half the prompts start with one of two shared prefixes, so the
+        // prefix cache hits, gets evicted and is re-found under preemption.
+        std::string text = random_text(rng, 2 + static_cast<int>(rng() % 30));
+        if (rng() % 2 == 0) text = shared_prefixes[rng() % 2] + " " + text;
+        params.prompt = encode(text);
         params.max_tokens = 1 + static_cast<int32_t>(rng() % 24);
         params.ignore_eos = rng() % 2 == 0;
         if (i % 3 == 0) {
@@ -78,6 +83,7 @@ TEST_F(EngineTest, RandomLoadWithPreemptionMatchesEachRequestAlone) {
     EXPECT_EQ(core->n_free_blocks(), core->kv_plan().n_blocks);
     EXPECT_GT(core->stats().n_preemptions, 0) << "the budget was meant to force preemption";
     EXPECT_EQ(max_used, core->kv_plan().n_blocks);
+    EXPECT_GT(core->stats().n_prefix_hit_tokens, 0) << "the shared prefixes were meant to hit";
     for (int i = 0; i < kRequests; ++i) {
         const RequestId id{static_cast<uint64_t>(i)};
         const Collected& got = results[id];

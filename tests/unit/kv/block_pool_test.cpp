@@ -9,7 +9,7 @@ namespace ladder::kv {
 namespace {
 
 TEST(BlockPool, HandsOutEveryBlockOnceThenIsEmpty) {
-    BlockPool pool(4);
+    BlockPool pool(4, 4);
     EXPECT_EQ(pool.n_free(), 4);
     for (BlockId expected = 0; expected < 4; ++expected) EXPECT_EQ(pool.allocate(), expected);
     EXPECT_EQ(pool.n_free(), 0);
@@ -17,7 +17,7 @@ TEST(BlockPool, HandsOutEveryBlockOnceThenIsEmpty) {
 }
 
 TEST(BlockPool, ReusesTheBlockFreedLongestAgoFirst) {
-    BlockPool pool(3);
+    BlockPool pool(3, 4);
     const BlockId a = pool.allocate();
     const BlockId b = pool.allocate();
     const BlockId c = pool.allocate();
@@ -30,7 +30,7 @@ TEST(BlockPool, ReusesTheBlockFreedLongestAgoFirst) {
 }
 
 TEST(BlockPool, SharedBlockIsFreedWithItsLastHolder) {
-    BlockPool pool(2);
+    BlockPool pool(2, 4);
     const BlockId block = pool.allocate();
     pool.retain(block);
     EXPECT_EQ(pool.ref_count(block), 2);
@@ -43,26 +43,26 @@ TEST(BlockPool, SharedBlockIsFreedWithItsLastHolder) {
 }
 
 TEST(BlockPoolDeathTest, DoubleFreeAborts) {
-    BlockPool pool(2);
+    BlockPool pool(2, 4);
     const BlockId block = pool.allocate();
     pool.release(block);
     EXPECT_DEATH(pool.release(block), "double free");
 }
 
 TEST(BlockPoolDeathTest, AllocatingFromAnEmptyPoolAborts) {
-    BlockPool pool(1);
+    BlockPool pool(1, 4);
     pool.allocate();
     EXPECT_DEATH(pool.allocate(), "exhausted");
 }
 
 TEST(BlockPoolDeathTest, RetainOfAFreeBlockAborts) {
-    BlockPool pool(1);
+    BlockPool pool(1, 4);
     EXPECT_DEATH(pool.retain(0), "free block");
     EXPECT_DEATH(pool.release(7), "outside the pool");
 }
 
 TEST(BlockTable, GrowsByWholeBlocksAndMapsPositionsToSlots) {
-    BlockPool pool(8);
+    BlockPool pool(8, 4);
     pool.allocate();  // block 0 taken by someone else
     BlockTable table(4);
     ASSERT_TRUE(table.grow_to(5, pool));
@@ -78,7 +78,7 @@ TEST(BlockTable, GrowsByWholeBlocksAndMapsPositionsToSlots) {
 }
 
 TEST(BlockTable, GrowthIsAllOrNothingWhenThePoolIsShort) {
-    BlockPool pool(3);
+    BlockPool pool(3, 4);
     BlockTable table(2);
     ASSERT_TRUE(table.grow_to(2, pool));
     EXPECT_FALSE(table.grow_to(7, pool));  // needs 3 more, 2 free
@@ -87,7 +87,7 @@ TEST(BlockTable, GrowthIsAllOrNothingWhenThePoolIsShort) {
 }
 
 TEST(BlockTable, ReleaseAllReturnsEveryBlockLastFirst) {
-    BlockPool pool(4);
+    BlockPool pool(4, 4);
     BlockTable table(1);
     ASSERT_TRUE(table.grow_to(3, pool));
     table.release_all(pool);

@@ -1,0 +1,86 @@
+#include "ladder/cli/engine_options.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include "ladder/cli/commands.h"
+#include "ladder/util/error.h"
+
+namespace ladder::cli {
+
+void add_engine_options(CLI::App& command, EngineOptions& options) {
+    add_model_option(command, options.model_path);
+    add_threads_option(command, options.n_threads);
+    command.add_option("--chat-template", options.chat_template,
+                       "override the model's chat template: chatml, llama2, llama3, mistral, "
+                       "gemma, ...");
+    command.add_option("--kv-cache-mem", options.kv_cache_mem,
+                       "KV cache budget: bytes, or with a unit (512MiB, 2GiB, 1.5GB); default: "
+                       "what max-num-seqs full contexts need, at most 4 GiB and a quarter of RAM");
+    command.add_option("--block-size", options.block_size, "tokens per KV cache block")
+        ->default_val(options.block_size)
+        ->check(CLI::Range(1, 1024));
+    command.add_option("--max-num-seqs", options.max_num_seqs, "most sequences in one step")
+        ->default_val(options.max_num_seqs)
+        ->check(CLI::Range(1, 65536));
+    command.add_option("--max-num-batched-tokens", options.max_num_batched_tokens,
+                       "most tokens in one step; longer prompts are prefilled in chunks")
+        ->default_val(options.max_num_batched_tokens)
+        ->check(CLI::Range(1, 1 << 20));
+    command.add_option("--max-model-len", options.max_model_len,
+                       "context limit per request, prompt and output (default: the model's)")
+        ->check(CLI::Range(1, 1 << 24));
+    command.add_flag("!--no-prefix-cache", options.prefix_caching,
+                     "do not reuse the KV of prompt prefixes computed before (for comparison)");
+}
+
+engine::EngineConfig engine_config(const EngineOptions& options) {
+    engine::EngineConfig config;
+    config.block_size = options.block_size;
+    if (!options.kv_cache_mem.empty()) {
+        config.kv_cache_bytes = parse_byte_size(options.kv_cache_mem, "--kv-cache-mem");
+    }
+    config.max_num_seqs = options.max_num_seqs;
+    config.max_num_batched_tokens = options.max_num_batched_tokens;
+    if (options.max_model_len > 0) config.max_model_len = options.max_model_len;
+    config.prefix_caching = options.prefix_caching;
+    return config;
+}
+
+int64_t parse_byte_size(std::string_view text, std::string_view flag) {
+    static constexpr std::array<std::pair<std::string_view, double>, 9> kUnits{{
+        {"", 1.0},
+        {"B", 1.0},
+        {"KB", 1e3},
+        {"MB", 1e6},
+        {"GB", 1e9},
+        {"KiB", 1024.0},
+        {"MiB", 1024.0 * 1024.0},
+        {"GiB", 1024.0 * 1024.0 * 1024.0},
+        {"TiB", 1024.0 * 1024.0 * 1024.0 * 1024.0},
+    }};
+    double number = 0.0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    std::string_view unit = error == std::errc{} ? text.substr(static_cast<size_t>(end - text.data()))
+                                                 : std::string_view{"?"};
+    while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.remove_prefix(1);
+    for (const auto& [name, scale] : kUnits) {
+        if (unit != name) continue;
+        const double bytes = number * scale;
+        if (!std::isfinite(bytes) || bytes < 1.0 || bytes > 9.0e18) break;
+        return static_cast<int64_t>(bytes);
+    }
+    util::fail("{} must be a positive size such as 1073741824, 512MiB or 2GiB (got '{}')", flag, text);
+}
+
+std::string kv_cache_summary(const engine::KvCachePlan& plan) {
+    return fmt::format("KV cache: {} blocks = {} tokens ({:.2f} GiB)", plan.n_blocks, plan.n_tokens(),
+                       static_cast<double>(plan.bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+}  // namespace ladder::cli

@@ -1,0 +1,24 @@
+#include "ladder/kv/block_hash.h"
+
+// The streaming state on the stack needs its definition.
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+
+namespace ladder::kv {
+
+BlockHash hash_block(const BlockHash& parent, std::span<const int32_t> tokens) {
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    XXH3_128bits_update(&state, &parent, sizeof(parent));
+    XXH3_128bits_update(&state, tokens.data(), tokens.size_bytes());
+    const XXH128_hash_t digest = XXH3_128bits_digest(&state);
+    return {digest.low64, digest.high64};
+}
+
+BlockHash root_hash(uint64_t model_key) {
+    const XXH128_hash_t digest = XXH3_128bits(&model_key, sizeof(model_key));
+    return {digest.low64, digest.high64};
+}
+
+}  // namespace ladder::kv
