@@ -54,8 +54,10 @@ std::vector<std::string> read_lines(const std::string& path) {
 
 // Parses every line; requests of a line with n > 1 get seeds seed, seed+1, ...
 // so that their choices differ but stay reproducible.
+// Checks each against the engine's limits too, so an error names its line.
 std::vector<engine::RequestParams> parse_requests(const std::vector<std::string>& lines,
                                                   const engine::ModelBundle& bundle,
+                                                  const engine::EngineCore& core,
                                                   std::vector<InputLine>& inputs) {
     std::vector<engine::RequestParams> requests;
     for (size_t i = 0; i < lines.size(); ++i) {
@@ -71,6 +73,7 @@ std::vector<engine::RequestParams> parse_requests(const std::vector<std::string>
                     engine::RequestParams params = request.params;
                     params.prompt = prompt;
                     if (params.sampling.seed) *params.sampling.seed += static_cast<uint64_t>(c);
+                    core.validate(params);
                     requests.push_back(std::move(params));
                     ++input.count;
                 }
@@ -170,7 +173,7 @@ private:
 };
 
 void print_summary(const std::vector<engine::BatchResult>& results, double seconds,
-                   const engine::EngineStats& stats) {
+                   const engine::EngineStats& stats, const engine::KvPeak& kv_peak) {
     int64_t prompt_tokens = 0;
     int64_t generated = 0;
     int64_t preemptions = 0;
@@ -192,23 +195,33 @@ void print_summary(const std::vector<engine::BatchResult>& results, double secon
                  "scheduling and outputs %.1f us\n",
                  static_cast<long long>(stats.n_steps), 1e3 * stats.forward_seconds / steps,
                  1e3 * stats.sampling_seconds / steps, 1e6 * stats.overhead_seconds / steps);
+    // Shared prefix blocks hold tokens of several sequences, so tokens can
+    // exceed slots; without sharing the gap is the last partial blocks.
+    std::fprintf(stderr,
+                 "generate: KV at its peak: %d blocks = %lld token slots for %lld tokens of "
+                 "live sequences; prefix cache: %lld of %lld prompt tokens found\n",
+                 kv_peak.n_blocks_used, static_cast<long long>(kv_peak.n_slots),
+                 static_cast<long long>(kv_peak.n_kv_tokens),
+                 static_cast<long long>(stats.n_prefix_hit_tokens),
+                 static_cast<long long>(stats.n_prefix_queried_tokens));
 }
 
 void run_generate(const GenerateOptions& options) {
     const engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.engine.model_path), options.engine.chat_template);
-    std::vector<InputLine> inputs;
-    std::vector<engine::RequestParams> requests =
-        parse_requests(read_lines(options.input_path), bundle, inputs);
-
     util::ThreadPool pool(options.engine.n_threads);
     engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, engine_config(options.engine));
+    std::vector<InputLine> inputs;
+    std::vector<engine::RequestParams> requests =
+        parse_requests(read_lines(options.input_path), bundle, core, inputs);
     std::fprintf(stderr, "%s\n", kv_cache_summary(core.kv_plan()).c_str());
 
     ProgressBar bar(options.progress);
     const double start = util::now_seconds();
-    const std::vector<engine::BatchResult> results =
-        engine::run_batch(core, std::move(requests), [&](int64_t done, int64_t total) { bar.update(done, total); });
+    engine::KvPeak kv_peak;
+    const std::vector<engine::BatchResult> results = engine::run_batch(
+        core, std::move(requests), [&](int64_t done, int64_t total) { bar.update(done, total); },
+        &kv_peak);
     const double seconds = util::now_seconds() - start;
 
     std::ofstream file;
@@ -221,7 +234,7 @@ void run_generate(const GenerateOptions& options) {
     for (size_t i = 0; i < inputs.size(); ++i) *out << line_json(i, inputs[i], results).dump() << '\n';
     out->flush();
     if (!*out) util::fail("writing '{}' failed", options.output_path);
-    print_summary(results, seconds, core.stats());
+    print_summary(results, seconds, core.stats(), kv_peak);
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 #include "ladder/engine/batch_runner.h"
 
+#include "ladder/util/check.h"
 #include "ladder/util/error.h"
 
 namespace ladder::engine {
 
 std::vector<BatchResult> run_batch(EngineCore& core, std::vector<RequestParams> requests,
-                                   const BatchProgress& progress) {
+                                   const BatchProgress& progress, KvPeak* kv_peak) {
+    LADDER_CHECK(!core.has_work(), "run_batch numbers requests from 0: it needs an idle engine");
     for (size_t i = 0; i < requests.size(); ++i) {
         try {
             core.validate(requests[i]);
@@ -36,6 +38,12 @@ std::vector<BatchResult> run_batch(EngineCore& core, std::vector<RequestParams> 
     }
     while (core.has_work()) {
         core.step();
+        const EngineStats& stats = core.stats();
+        if (kv_peak != nullptr && stats.n_blocks_used > kv_peak->n_blocks_used) {
+            *kv_peak = {stats.n_blocks_used,
+                        static_cast<int64_t>(stats.n_blocks_used) * core.kv_plan().block_size,
+                        stats.n_kv_tokens};
+        }
         if (progress) progress(n_finished, static_cast<int64_t>(results.size()));
     }
     return results;

@@ -24,6 +24,14 @@ struct BatchResult {
     double last_token_time = 0.0;  // for the time per output token
 };
 
+// KV memory at the step that held the most blocks: the slots those blocks
+// reserve against the tokens live sequences kept in them.
+struct KvPeak {
+    int32_t n_blocks_used = 0;
+    int64_t n_slots = 0;      // blocks x block size
+    int64_t n_kv_tokens = 0;  // tokens computed into the cache by live sequences
+};
+
 // Called after every step with the requests finished so far.
 using BatchProgress = std::function<void(int64_t n_finished, int64_t n_total)>;
 
@@ -31,6 +39,6 @@ using BatchProgress = std::function<void(int64_t n_finished, int64_t n_total)>;
 // input order. Throws util::InputError (before anything runs) for a request
 // that cannot run, naming its index.
 std::vector<BatchResult> run_batch(EngineCore& core, std::vector<RequestParams> requests,
-                                   const BatchProgress& progress = {});
+                                   const BatchProgress& progress = {}, KvPeak* kv_peak = nullptr);
 
 }  // namespace ladder::engine
