@@ -31,8 +31,10 @@ model: deps
 model-gemma3: deps
 	@scripts/fetch_model.sh gemma3
 
+# An OpenAI-compatible server on http://127.0.0.1:8080 (README, "Serving");
+# Ctrl-C drains and stops it.
 run: build model
-	$(LADDER) run --chat -n 96 -p "Explain in three sentences why the sky is blue."
+	$(LADDER) serve
 
 test: build model model-gemma3 test-unit test-asan test-python
 
@@ -44,6 +46,8 @@ test-asan: build-asan
 
 test-python: build model
 	@LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) -m pytest -q tests/model
+	@# A session of its own: tests/model imports helpers from its conftest module.
+	@LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) -m pytest -q tests/e2e
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

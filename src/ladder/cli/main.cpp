@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     ladder::cli::add_fit_command(app);
     ladder::cli::add_cost_command(app);
     ladder::cli::add_generate_command(app);
+    ladder::cli::add_serve_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {

@@ -30,7 +30,8 @@ std::optional<double> number_field(const json& body, const char* name, double mi
     if (!value->is_number()) invalid_param(name, fmt::format("'{}' must be a number", name));
     const double number = value->get<double>();
     if (!(number >= min && number <= max)) {
-        invalid_param(name, fmt::format("'{}' must be in [{}, {}] (got {})", name, min, max, number));
+        invalid_param(name,
+                      fmt::format("'{}' must be in [{}, {}] (got {})", name, min, max, number));
     }
     return number;
 }
@@ -38,13 +39,15 @@ std::optional<double> number_field(const json& body, const char* name, double mi
 std::optional<int64_t> integer_field(const json& body, const char* name, int64_t min, int64_t max) {
     const json* value = field(body, name);
     if (value == nullptr) return std::nullopt;
-    if (!value->is_number_integer()) invalid_param(name, fmt::format("'{}' must be an integer", name));
+    if (!value->is_number_integer())
+        invalid_param(name, fmt::format("'{}' must be an integer", name));
     // Unsigned JSON numbers above int64 are out of every range here.
     const int64_t number = value->is_number_unsigned() && value->get<uint64_t>() > INT64_MAX
                                ? INT64_MAX
                                : value->get<int64_t>();
     if (number < min || number > max) {
-        invalid_param(name, fmt::format("'{}' must be in [{}, {}] (got {})", name, min, max, number));
+        invalid_param(name,
+                      fmt::format("'{}' must be in [{}, {}] (got {})", name, min, max, number));
     }
     return number;
 }
@@ -64,21 +67,26 @@ std::optional<std::string> string_field(const json& body, const char* name) {
 }
 
 void parse_sampling(const json& body, engine::SamplingParams& sampling) {
-    if (auto v = number_field(body, "temperature", 0.0, 2.0)) sampling.temperature = static_cast<float>(*v);
+    if (auto v = number_field(body, "temperature", 0.0, 2.0))
+        sampling.temperature = static_cast<float>(*v);
     if (auto v = number_field(body, "top_p", 0.0, 1.0)) {
         if (*v == 0.0) invalid_param("top_p", "'top_p' must be in (0, 1] (got 0)");
         sampling.top_p = static_cast<float>(*v);
     }
     // vLLM's -1 and 0 both mean off.
-    if (auto v = integer_field(body, "top_k", -1, INT32_MAX)) sampling.top_k = static_cast<int32_t>(std::max<int64_t>(*v, 0));
+    if (auto v = integer_field(body, "top_k", -1, INT32_MAX))
+        sampling.top_k = static_cast<int32_t>(std::max<int64_t>(*v, 0));
     if (auto v = number_field(body, "min_p", 0.0, 1.0)) sampling.min_p = static_cast<float>(*v);
-    if (auto v = number_field(body, "frequency_penalty", -2.0, 2.0)) sampling.frequency_penalty = static_cast<float>(*v);
-    if (auto v = number_field(body, "presence_penalty", -2.0, 2.0)) sampling.presence_penalty = static_cast<float>(*v);
+    if (auto v = number_field(body, "frequency_penalty", -2.0, 2.0))
+        sampling.frequency_penalty = static_cast<float>(*v);
+    if (auto v = number_field(body, "presence_penalty", -2.0, 2.0))
+        sampling.presence_penalty = static_cast<float>(*v);
     if (auto v = number_field(body, "repetition_penalty", 0.0, 10.0)) {
         if (*v == 0.0) invalid_param("repetition_penalty", "'repetition_penalty' must be > 0");
         sampling.repetition_penalty = static_cast<float>(*v);
     }
-    if (auto v = integer_field(body, "seed", INT64_MIN, INT64_MAX)) sampling.seed = static_cast<uint64_t>(*v);
+    if (auto v = integer_field(body, "seed", INT64_MIN, INT64_MAX))
+        sampling.seed = static_cast<uint64_t>(*v);
 }
 
 std::vector<std::string> parse_stop(const json& body) {
@@ -86,7 +94,8 @@ std::vector<std::string> parse_stop(const json& body) {
     if (value == nullptr) return {};
     if (value->is_string()) return {value->get<std::string>()};
     if (!value->is_array() || value->size() > kMaxStops) {
-        invalid_param("stop", fmt::format("'stop' must be a string or a list of at most {} strings", kMaxStops));
+        invalid_param("stop", fmt::format("'stop' must be a string or a list of at most {} strings",
+                                          kMaxStops));
     }
     std::vector<std::string> stops;
     for (const json& stop : *value) {
@@ -96,10 +105,12 @@ std::vector<std::string> parse_stop(const json& body) {
     return stops;
 }
 
-std::vector<std::pair<engine::TokenId, float>> parse_logit_bias(const json& body, int32_t vocab_size) {
+std::vector<std::pair<engine::TokenId, float>> parse_logit_bias(const json& body,
+                                                                int32_t vocab_size) {
     const json* value = field(body, "logit_bias");
     if (value == nullptr) return {};
-    if (!value->is_object()) invalid_param("logit_bias", "'logit_bias' must map token ids to numbers");
+    if (!value->is_object())
+        invalid_param("logit_bias", "'logit_bias' must map token ids to numbers");
     std::vector<std::pair<engine::TokenId, float>> bias;
     for (const auto& [key, number] : value->items()) {
         size_t used = 0;
@@ -110,9 +121,12 @@ std::vector<std::pair<engine::TokenId, float>> parse_logit_bias(const json& body
             used = 0;
         }
         if (used != key.size() || id < 0 || id >= vocab_size) {
-            invalid_param("logit_bias", fmt::format("'logit_bias' key '{}' is not a token id in [0, {})", key, vocab_size));
+            invalid_param(
+                "logit_bias",
+                fmt::format("'logit_bias' key '{}' is not a token id in [0, {})", key, vocab_size));
         }
-        if (!number.is_number() || !(number.get<double>() >= -100.0 && number.get<double>() <= 100.0)) {
+        if (!number.is_number() ||
+            !(number.get<double>() >= -100.0 && number.get<double>() <= 100.0)) {
             invalid_param("logit_bias", "'logit_bias' values must be numbers in [-100, 100]");
         }
         bias.emplace_back(static_cast<engine::TokenId>(id), number.get<float>());
@@ -120,15 +134,20 @@ std::vector<std::pair<engine::TokenId, float>> parse_logit_bias(const json& body
     return bias;
 }
 
-std::vector<std::vector<engine::TokenId>> parse_prompt(const json& body, const tokenizer::Tokenizer& tokenizer) {
+std::vector<std::vector<engine::TokenId>> parse_prompt(const json& body,
+                                                       const tokenizer::Tokenizer& tokenizer) {
     const json* prompt = field(body, "prompt");
     if (prompt == nullptr) invalid_param("prompt", "'prompt' is required");
     const int32_t vocab_size = tokenizer.vocab_size();
     // Prompts are tokenized as llama.cpp's server and vLLM do: with BOS where
     // the vocabulary wants it, control tokens written in the text recognised.
-    auto encode = [&](const json& text) { return tokenizer.encode(text.get<std::string>(), true, true); };
+    auto encode = [&](const json& text) {
+        return tokenizer.encode(text.get<std::string>(), true, true);
+    };
     if (prompt->is_string()) return {encode(*prompt)};
-    const char* shape = "'prompt' must be a string, a list of strings, a list of token ids, or a list of token-id lists";
+    const char* shape =
+        "'prompt' must be a string, a list of strings, a list of token ids, or a list of token-id "
+        "lists";
     if (!prompt->is_array() || prompt->empty()) invalid_param("prompt", shape);
     const json& first = prompt->front();
     std::vector<std::vector<engine::TokenId>> prompts;
@@ -149,12 +168,15 @@ std::string message_content(const json& message) {
     const json* content = field(message, "content");
     if (content == nullptr) return "";  // an assistant turn may have none
     if (content->is_string()) return content->get<std::string>();
-    if (!content->is_array()) invalid_param("messages", "message 'content' must be a string or a list of parts");
+    if (!content->is_array())
+        invalid_param("messages", "message 'content' must be a string or a list of parts");
     std::string text;
     for (const json& part : *content) {
         if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
             !part["text"].is_string()) {
-            invalid_param("messages", "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
+            invalid_param(
+                "messages",
+                "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
         }
         text += part["text"].get<std::string>();
     }
@@ -168,16 +190,19 @@ std::vector<engine::TokenId> parse_token_ids(const json& value, const char* name
     std::vector<engine::TokenId> ids;
     for (const json& id : value) {
         // Unsigned ids above int64 are out of range too (get<int64_t> would wrap).
-        if (!id.is_number_integer() || (id.is_number_unsigned() && id.get<uint64_t>() > INT32_MAX) ||
-            id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size) {
-            invalid_param(name, fmt::format("'{}' must hold token ids in [0, {})", name, vocab_size));
+        if (!id.is_number_integer() ||
+            (id.is_number_unsigned() && id.get<uint64_t>() > INT32_MAX) || id.get<int64_t>() < 0 ||
+            id.get<int64_t>() >= vocab_size) {
+            invalid_param(name,
+                          fmt::format("'{}' must hold token ids in [0, {})", name, vocab_size));
         }
         ids.push_back(static_cast<engine::TokenId>(id.get<int64_t>()));
     }
     return ids;
 }
 
-std::vector<engine::TokenId> chat_prompt_tokens(const json& body, const engine::ModelBundle& bundle) {
+std::vector<engine::TokenId> chat_prompt_tokens(const json& body,
+                                                const engine::ModelBundle& bundle) {
     const json* messages = field(body, "messages");
     if (messages == nullptr || !messages->is_array() || messages->empty()) {
         invalid_param("messages", "'messages' must be a non-empty list of messages");
@@ -190,7 +215,9 @@ std::vector<engine::TokenId> chat_prompt_tokens(const json& body, const engine::
         std::string role = message["role"].get<std::string>();
         if (role == "developer") role = "system";  // OpenAI's newer name for it
         if (role != "system" && role != "user" && role != "assistant") {
-            invalid_param("messages", fmt::format("unsupported role '{}': use system, user or assistant", role));
+            invalid_param(
+                "messages",
+                fmt::format("unsupported role '{}': use system, user or assistant", role));
         }
         chat.push_back({role, message_content(message)});
     }
@@ -233,7 +260,8 @@ CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
     request.user = string_field(body, "user").value_or("");
     request.stream = bool_field(body, "stream").value_or(false);
     if (const json* options = field(body, "stream_options")) {
-        if (!options->is_object()) invalid_param("stream_options", "'stream_options' must be an object");
+        if (!options->is_object())
+            invalid_param("stream_options", "'stream_options' must be an object");
         request.include_usage = bool_field(*options, "include_usage").value_or(false);
     }
     request.n = static_cast<int32_t>(integer_field(body, "n", 1, kMaxChoices).value_or(1));
@@ -257,7 +285,8 @@ CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
     }
     params.stop = parse_stop(body);
     if (const json* ids = field(body, "stop_token_ids")) {
-        if (!ids->is_array()) invalid_param("stop_token_ids", "'stop_token_ids' must be a list of token ids");
+        if (!ids->is_array())
+            invalid_param("stop_token_ids", "'stop_token_ids' must be a list of token ids");
         params.stop_token_ids = parse_token_ids(*ids, "stop_token_ids", tokenizer.vocab_size());
     }
     params.ignore_eos = bool_field(body, "ignore_eos").value_or(false);

@@ -4,10 +4,9 @@
 // ignored, as OpenAI does.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ladder/engine/model_bundle.h"
 #include "ladder/engine/request.h"
@@ -18,13 +17,13 @@ enum class Endpoint { Completions, ChatCompletions };
 
 struct CompletionRequest {
     Endpoint endpoint = Endpoint::Completions;
-    std::string model;                              // as the client named it; may be empty
+    std::string model;                                  // as the client named it; may be empty
     std::vector<std::vector<engine::TokenId>> prompts;  // one per prompt (completions may batch)
-    engine::RequestParams params;                   // everything but the prompt
-    int32_t n = 1;                                  // choices per prompt
+    engine::RequestParams params;                       // everything but the prompt
+    int32_t n = 1;                                      // choices per prompt
     bool stream = false;
-    bool include_usage = false;                     // stream_options.include_usage
-    bool echo = false;                              // completions: prompt text before the output
+    bool include_usage = false;  // stream_options.include_usage
+    bool echo = false;           // completions: prompt text before the output
     std::string user;
 };
 

@@ -1,0 +1,37 @@
+#include "ladder/server/completion_handler.h"
+
+#include <fmt/format.h>
+
+#include "ladder/server/http_io.h"
+#include "ladder/server/sse_stream.h"
+
+namespace ladder::server {
+
+void require_served_model(const ServerConfig& config, const std::string& model) {
+    if (accepts_model_name(config, model)) return;
+    throw ApiError(404, "invalid_request_error",
+                   fmt::format("the model '{}' does not exist: this server serves '{}'", model,
+                               config.served_model_name),
+                   "model", "model_not_found");
+}
+
+void handle_completion(ServerContext& context, const httplib::Request& request,
+                       httplib::Response& response, Endpoint endpoint,
+                       const std::shared_ptr<const ResponseFormat>& format) {
+    CompletionRequest parsed =
+        parse_completion_request(parse_json_body(request), endpoint, context.bundle);
+    require_served_model(context.config, parsed.model);
+    const bool stream = parsed.stream;
+    auto job = std::make_shared<CompletionJob>(context, std::move(parsed));
+    ResponseMeta meta = make_response_meta(*format, context.config.served_model_name);
+    const tokenizer::Tokenizer& tokenizer = *context.bundle.tokenizer;
+    if (stream) {
+        auto sse = std::make_shared<SseStream>(std::move(job), format, std::move(meta), tokenizer);
+        start_sse_response(response, std::move(sse), context.n_open_streams);
+        return;
+    }
+    job->collect();
+    send_json(response, 200, response_json(meta, *format, *job, tokenizer));
+}
+
+}  // namespace ladder::server

@@ -1,0 +1,66 @@
+#include "ladder/server/response_format.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <random>
+
+#include "ladder/server/http_io.h"
+
+namespace ladder::server {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string random_hex(int n_digits) {
+    thread_local std::mt19937_64 generator{std::random_device{}()};
+    std::string out;
+    while (static_cast<int>(out.size()) < n_digits) out += fmt::format("{:016x}", generator());
+    out.resize(static_cast<size_t>(n_digits));
+    return out;
+}
+
+int64_t unix_seconds_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+ResponseMeta make_response_meta(const ResponseFormat& format, const std::string& model) {
+    return {std::string(format.id_prefix()) + random_hex(24), unix_seconds_now(), model};
+}
+
+json finish_reason_json(const std::optional<engine::FinishReason>& reason) {
+    if (!reason) return nullptr;
+    return engine::finish_reason_name(*reason);
+}
+
+json response_json(const ResponseMeta& meta, const ResponseFormat& format, const CompletionJob& job,
+                   const tokenizer::Tokenizer& tokenizer) {
+    json choices = json::array();
+    const std::vector<ChoiceState>& states = job.choices();
+    for (size_t i = 0; i < states.size(); ++i) {
+        choices.push_back(format.response_choice(static_cast<int32_t>(i), states[i], tokenizer));
+    }
+    return {{"id", meta.id},       {"object", format.object()},     {"created", meta.created},
+            {"model", meta.model}, {"choices", std::move(choices)}, {"usage", job.usage()}};
+}
+
+json chunk_json(const ResponseMeta& meta, const ResponseFormat& format, std::optional<json> choice,
+                bool include_usage, const json& usage) {
+    json chunk = {{"id", meta.id},
+                  {"object", format.chunk_object()},
+                  {"created", meta.created},
+                  {"model", meta.model},
+                  {"choices", json::array()}};
+    if (choice) chunk["choices"].push_back(std::move(*choice));
+    if (include_usage) chunk["usage"] = usage;
+    return chunk;
+}
+
+std::string sse_event(const json& data) { return "data: " + dump_json(data) + "\n\n"; }
+
+}  // namespace ladder::server

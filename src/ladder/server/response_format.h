@@ -1,0 +1,68 @@
+// How an endpoint renders choices: the one part that differs between
+// /v1/completions and /v1/chat/completions. The envelopes around choices
+// (id, object, created, model, usage) and the SSE framing are shared.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "ladder/server/completion_job.h"
+#include "ladder/tokenizer/tokenizer.h"
+
+namespace ladder::server {
+
+// What every response and chunk of one API request carries.
+struct ResponseMeta {
+    std::string id;
+    int64_t created = 0;  // Unix seconds
+    std::string model;
+};
+
+class ResponseFormat {
+public:
+    virtual ~ResponseFormat() = default;
+
+    virtual const char* id_prefix() const = 0;     // "cmpl-", "chatcmpl-"
+    virtual const char* object() const = 0;        // of a whole response
+    virtual const char* chunk_object() const = 0;  // of a stream chunk
+
+    // A choice of a whole response, from everything the choice produced.
+    virtual nlohmann::json response_choice(int32_t index, const ChoiceState& choice,
+                                           const tokenizer::Tokenizer& tokenizer) const = 0;
+    // A choice sent before any output (chat: the assistant's role;
+    // completions: the echoed prompt), or nothing.
+    virtual std::optional<nlohmann::json> opening_choice(int32_t index,
+                                                         const ChoiceState& choice) const = 0;
+    // The choice of the chunk for one engine output, or nothing to send.
+    // text_offset is the choice's count for completions logprobs.
+    virtual std::optional<nlohmann::json> chunk_choice(int32_t index,
+                                                       const engine::RequestOutput& output,
+                                                       const tokenizer::Tokenizer& tokenizer,
+                                                       size_t& text_offset) const = 0;
+};
+
+// A fresh id with the format's prefix, the time now and the served name.
+ResponseMeta make_response_meta(const ResponseFormat& format, const std::string& model);
+
+// The finish reason as OpenAI names it; null while running.
+nlohmann::json finish_reason_json(const std::optional<engine::FinishReason>& reason);
+
+// {id, object, created, model, choices, usage} of a finished job.
+nlohmann::json response_json(const ResponseMeta& meta, const ResponseFormat& format,
+                             const CompletionJob& job, const tokenizer::Tokenizer& tokenizer);
+
+// A stream chunk holding one choice (or, with usage, none). With
+// stream_options.include_usage every chunk carries "usage", null but in the
+// last one, as OpenAI sends it.
+nlohmann::json chunk_json(const ResponseMeta& meta, const ResponseFormat& format,
+                          std::optional<nlohmann::json> choice, bool include_usage,
+                          const nlohmann::json& usage = nullptr);
+
+// `data: {...}\n\n`, and the stream's last event.
+std::string sse_event(const nlohmann::json& data);
+inline constexpr const char* kSseDone = "data: [DONE]\n\n";
+
+}  // namespace ladder::server

@@ -1,0 +1,51 @@
+#include "ladder/server/router.h"
+
+#include <cstdio>
+
+#include "ladder/server/auth.h"
+#include "ladder/server/http_io.h"
+
+namespace ladder::server {
+
+Router::Router(httplib::Server& server, std::string api_key)
+    : server_(server), api_key_(std::move(api_key)) {}
+
+Router::Handler Router::guarded(Access access, Handler handler) const {
+    return [this, access, handler = std::move(handler)](const httplib::Request& request,
+                                                        httplib::Response& response) {
+        try {
+            if (access == Access::ApiKey) require_api_key(request, api_key_);
+            handler(request, response);
+        } catch (const ApiError& error) {
+            send_error(response, error);
+        } catch (const util::InputError& error) {
+            send_error(response, ApiError(400, "invalid_request_error", error.what()));
+        } catch (const std::exception& error) {
+            // Input never lands here (it is an InputError); this is our bug.
+            std::fprintf(stderr, "ladder serve: internal error on %s %s: %s\n",
+                         request.method.c_str(), request.path.c_str(), error.what());
+            send_error(response, ApiError(500, "internal_error",
+                                          std::string("internal error: ") + error.what()));
+        }
+    };
+}
+
+void Router::get(const std::string& path, Access access, Handler handler) {
+    routes_.push_back({std::regex(path), "GET"});
+    server_.Get(path, guarded(access, std::move(handler)));
+}
+
+void Router::post(const std::string& path, Access access, Handler handler) {
+    routes_.push_back({std::regex(path), "POST"});
+    server_.Post(path, guarded(access, std::move(handler)));
+}
+
+std::vector<std::string> Router::methods_for(const std::string& path) const {
+    std::vector<std::string> methods;
+    for (const Route& route : routes_) {
+        if (std::regex_match(path, route.pattern)) methods.push_back(route.method);
+    }
+    return methods;
+}
+
+}  // namespace ladder::server

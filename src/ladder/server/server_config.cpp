@@ -1,0 +1,17 @@
+#include "ladder/server/server_config.h"
+
+namespace ladder::server {
+
+bool accepts_model_name(const ServerConfig& config, const std::string& name) {
+    if (name.empty() || name == config.served_model_name) return true;
+    const std::string& file = config.model_file_name;
+    if (file.empty()) return false;
+    constexpr std::string_view kExtension = ".gguf";
+    const bool has_extension =
+        file.size() > kExtension.size() &&
+        file.compare(file.size() - kExtension.size(), kExtension.size(), kExtension) == 0;
+    return name == file ||
+           (has_extension && name == file.substr(0, file.size() - kExtension.size()));
+}
+
+}  // namespace ladder::server

@@ -1,0 +1,32 @@
+// What `ladder serve` is told besides the engine's limits: where to listen,
+// who may call, the model's names, and the bounds that keep one client from
+// hurting the others. Defaults live here, flags override them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ladder::server {
+
+struct ServerConfig {
+    std::string host = "127.0.0.1";
+    int port = 8080;                   // 0: any free port (printed when ready)
+    std::string api_key;               // empty: no authentication
+    std::string served_model_name;     // what /v1/models lists and responses name
+    std::string model_file_name;       // also accepted as the model's name
+    std::optional<int64_t> max_queue;  // requests waiting at most; unset: no limit
+    double drain_timeout_seconds = 30.0;
+    // One thread per open connection (a stream holds its thread), so this
+    // bounds the connections served at once; more wait to be accepted.
+    int n_http_threads = 512;
+    int io_timeout_seconds = 30;  // a read or write that makes no progress
+    size_t max_body_bytes = size_t{8} << 20;
+};
+
+// The name a request's `model` field may use: absent, the served name, or
+// the file's name with or without ".gguf".
+bool accepts_model_name(const ServerConfig& config, const std::string& name);
+
+}  // namespace ladder::server

@@ -1,0 +1,155 @@
+#include "ladder/server/server_metrics.h"
+
+#include <fmt/format.h>
+
+#include <tuple>
+
+namespace ladder::server {
+
+namespace {
+
+// vLLM's buckets, so that dashboards built for it read these the same way.
+std::vector<double> ttft_buckets() {
+    return {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
+            1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+}
+std::vector<double> tpot_buckets() {
+    return {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+            0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+}
+std::vector<double> request_time_buckets() {
+    return {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
+            30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+}
+std::vector<double> token_count_buckets() {
+    return {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
+}
+
+// A span between two timings, when both were reached.
+bool span(double from, double to, double& seconds) {
+    if (from <= 0.0 || to <= 0.0 || to < from) return false;
+    seconds = to - from;
+    return true;
+}
+
+void append_metric(std::string& out, std::string_view type, std::string_view name,
+                   std::string_view help, std::string_view labels, double value) {
+    fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n{}{{{}}} {}\n", name, help,
+                   name, type, name, labels, value);
+}
+
+// Label values escape backslash, quote and newline (the exposition format).
+std::string label_value(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        if (c == '\\' || c == '"') out += '\\';
+        out += c == '\n' ? std::string("\\n") : std::string(1, c);
+    }
+    return out;
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics()
+    : time_to_first_token_(ttft_buckets()),
+      time_per_output_token_(tpot_buckets()),
+      e2e_request_latency_(request_time_buckets()),
+      request_queue_time_(request_time_buckets()),
+      request_prefill_time_(request_time_buckets()),
+      request_decode_time_(request_time_buckets()),
+      request_prompt_tokens_(token_count_buckets()),
+      request_generation_tokens_(token_count_buckets()),
+      n_finished_by_reason_{{"stop", 0}, {"length", 0}, {"abort", 0}} {}
+
+void ServerMetrics::record_finished(const engine::RequestOutput& last) {
+    const engine::RequestTimings& t = last.timings;
+    const std::lock_guard lock(mutex_);
+    double seconds = 0.0;
+    if (span(t.arrival, t.first_token, seconds)) time_to_first_token_.observe(seconds);
+    if (last.n_generated_tokens > 1 && span(t.first_token, t.finished, seconds)) {
+        time_per_output_token_.observe(seconds / (last.n_generated_tokens - 1));
+    }
+    if (span(t.arrival, t.finished, seconds)) e2e_request_latency_.observe(seconds);
+    if (span(t.arrival, t.first_scheduled, seconds)) request_queue_time_.observe(seconds);
+    if (span(t.first_scheduled, t.first_token, seconds)) request_prefill_time_.observe(seconds);
+    if (span(t.first_token, t.finished, seconds)) request_decode_time_.observe(seconds);
+    request_prompt_tokens_.observe(last.n_prompt_tokens);
+    request_generation_tokens_.observe(last.n_generated_tokens);
+    if (last.finish_reason)
+        ++n_finished_by_reason_[engine::finish_reason_name(*last.finish_reason)];
+}
+
+std::string ServerMetrics::render(const engine::EngineStats& stats,
+                                  const std::string& model_name) const {
+    const std::string labels = fmt::format("model_name=\"{}\"", label_value(model_name));
+    const double kv_usage =
+        stats.n_blocks > 0 ? static_cast<double>(stats.n_blocks_used) / stats.n_blocks : 0.0;
+    struct Sample {
+        const char* type;
+        const char* name;
+        const char* help;
+        double value;
+    };
+    const Sample engine_samples[] = {
+        {"gauge", "ladder:num_requests_running", "Requests in the running batch.",
+         static_cast<double>(stats.n_running)},
+        {"gauge", "ladder:num_requests_waiting", "Requests waiting to run.",
+         static_cast<double>(stats.n_waiting)},
+        {"gauge", "ladder:kv_cache_usage_perc", "KV cache usage: 1 means every block is in use.",
+         kv_usage},
+        {"gauge", "ladder:kv_cache_blocks_used", "KV cache blocks held by requests.",
+         static_cast<double>(stats.n_blocks_used)},
+        {"gauge", "ladder:kv_cache_blocks_total", "KV cache blocks in all.",
+         static_cast<double>(stats.n_blocks)},
+        {"counter", "ladder:num_preemptions_total",
+         "Requests preempted (their KV freed and recomputed later).",
+         static_cast<double>(stats.n_preemptions)},
+        {"counter", "ladder:prompt_tokens_total",
+         "Prompt tokens computed (recomputation after preemption included).",
+         static_cast<double>(stats.n_prompt_tokens)},
+        {"counter", "ladder:generation_tokens_total", "Tokens generated.",
+         static_cast<double>(stats.n_generated_tokens)},
+        {"counter", "ladder:prefix_cache_queries_total",
+         "Prompt tokens looked up in the prefix cache.",
+         static_cast<double>(stats.n_prefix_queried_tokens)},
+        {"counter", "ladder:prefix_cache_hits_total", "Prompt tokens found in the prefix cache.",
+         static_cast<double>(stats.n_prefix_hit_tokens)},
+    };
+    std::string out;
+    for (const Sample& sample : engine_samples) {
+        append_metric(out, sample.type, sample.name, sample.help, labels, sample.value);
+    }
+
+    const std::lock_guard lock(mutex_);
+    out += "# HELP ladder:request_success_total Requests finished, by finish reason.\n";
+    out += "# TYPE ladder:request_success_total counter\n";
+    for (const auto& [reason, count] : n_finished_by_reason_) {
+        fmt::format_to(std::back_inserter(out),
+                       "ladder:request_success_total{{{},finished_reason=\"{}\"}} {}\n", labels,
+                       reason, count);
+    }
+    const std::tuple<const Histogram&, const char*, const char*> histograms[] = {
+        {time_to_first_token_, "ladder:time_to_first_token_seconds",
+         "Time from arrival to the first token."},
+        {time_per_output_token_, "ladder:time_per_output_token_seconds",
+         "Time per output token after the first."},
+        {e2e_request_latency_, "ladder:e2e_request_latency_seconds",
+         "Time from arrival to the last token."},
+        {request_queue_time_, "ladder:request_queue_time_seconds",
+         "Time from arrival to the first step that ran the request."},
+        {request_prefill_time_, "ladder:request_prefill_time_seconds",
+         "Time from the first step to the first token."},
+        {request_decode_time_, "ladder:request_decode_time_seconds",
+         "Time from the first token to the last."},
+        {request_prompt_tokens_, "ladder:request_prompt_tokens",
+         "Prompt tokens per finished request."},
+        {request_generation_tokens_, "ladder:request_generation_tokens",
+         "Generated tokens per finished request."},
+    };
+    for (const auto& [histogram, name, help] : histograms) {
+        histogram.render(out, name, help, labels);
+    }
+    return out;
+}
+
+}  // namespace ladder::server

@@ -1,0 +1,112 @@
+"""Faults and load: clients that vanish mid-stream have their requests
+aborted and their KV blocks freed; 256 concurrent streams all finish
+properly; 429 comes when, and only when, the waiting queue is full."""
+
+import asyncio
+import json
+import socket
+import time
+
+import http_raw
+from ladder_server import start_server
+
+COMPLETIONS = "/v1/completions"
+
+
+def wait_for_idle(server, timeout=10.0):
+    """Polls /metrics until nothing runs or waits and every KV block is free."""
+    deadline = time.monotonic() + timeout
+    while True:
+        values = http_raw.metrics(server)
+        busy = (http_raw.metric(values, "ladder:num_requests_running"),
+                http_raw.metric(values, "ladder:num_requests_waiting"),
+                http_raw.metric(values, "ladder:kv_cache_blocks_used"))
+        if busy == (0, 0, 0):
+            return values
+        assert time.monotonic() < deadline, f"running, waiting, blocks used: {busy}"
+        time.sleep(0.1)
+
+
+def read_events(sock, n_events, timeout=60.0):
+    """Reads from a streaming response until n_events SSE events came."""
+    sock.settimeout(timeout)
+    data = b""
+    while data.count(b"data: ") < n_events:
+        chunk = sock.recv(4096)
+        assert chunk, "the server closed the stream early"
+        data += chunk
+    return data
+
+
+def test_dropped_streams_are_aborted_and_free_their_blocks(server):
+    aborted_before = http_raw.metric(http_raw.metrics(server),
+                                     'ladder:request_success_total{model_name="'
+                                     'SmolLM2-135M-Instruct.Q4_1",finished_reason="abort"}')
+    payload = {"prompt": "Write a long essay about the sea.", "max_tokens": 2000,
+               "ignore_eos": True, "stream": True}
+    sockets = [http_raw.open_stream(server, COMPLETIONS, payload) for _ in range(8)]
+    for sock in sockets:
+        read_events(sock, 3)
+    values = http_raw.metrics(server)
+    assert http_raw.metric(values, "ladder:num_requests_running") >= 1
+    assert http_raw.metric(values, "ladder:kv_cache_blocks_used") > 0
+    for sock in sockets:
+        # A reset, as when a client process dies.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.close()
+    values = wait_for_idle(server)
+    aborted = http_raw.metric(values, 'ladder:request_success_total{model_name="'
+                              'SmolLM2-135M-Instruct.Q4_1",finished_reason="abort"}')
+    assert aborted - aborted_before == 8
+    assert http_raw.metric(values, "ladder:generation_tokens_total") < 8 * 2000
+
+
+async def many_streams(server, n, payload):
+    return await asyncio.gather(*(http_raw.stream_async(server, COMPLETIONS, payload)
+                                  for _ in range(n)))
+
+
+def test_256_concurrent_streams_all_finish_with_usage_and_done(server):
+    payload = {"prompt": "Hello there", "max_tokens": 3, "ignore_eos": True, "stream": True,
+               "stream_options": {"include_usage": True}}
+    start = time.monotonic()
+    results = asyncio.run(many_streams(server, 256, payload))
+    elapsed = time.monotonic() - start
+    statuses = [status for status, _, _ in results]
+    # The server's --max-queue is 256: at this load nothing is refused.
+    assert statuses.count(200) == 256, f"statuses: {sorted(set(statuses))}"
+    for _, _, events in results:
+        assert events[-1] == "[DONE]"
+        usage = json.loads(events[-2])
+        assert usage["choices"] == []
+        assert usage["usage"]["completion_tokens"] == 3
+        text = "".join(c["text"] for e in events[:-2] for c in json.loads(e)["choices"])
+        assert text
+        assert json.loads(events[-3])["choices"][0]["finish_reason"] == "length"
+    wait_for_idle(server)
+    print(f"256 streams in {elapsed:.1f} s")
+
+
+def test_queue_limit_gives_429_with_retry_after():
+    server = start_server("--max-num-seqs", "2", "--max-queue", "4")
+    try:
+        payload = {"prompt": "Hello", "max_tokens": 24, "ignore_eos": True, "stream": True}
+        results = asyncio.run(many_streams(server, 24, payload))
+        statuses = [status for status, _, _ in results]
+        assert 429 in statuses, f"no 429 at 24 requests for a queue of 4: {statuses}"
+        # At least the queue's worth was admitted and ran to the end; what was
+        # refused says why and when to come back.
+        assert statuses.count(200) >= 4, statuses
+        for status, head, body in results:
+            if status == 429:
+                assert body["error"]["code"] == "queue_full"
+                assert "retry-after: 1" in head
+            else:
+                assert status == 200 and body[-1] == "[DONE]"
+        wait_for_idle(server)
+        # With the queue empty again, requests are admitted.
+        assert http_raw.request(server, "POST", COMPLETIONS,
+                                {"prompt": "Hi", "max_tokens": 2})[0] == 200
+    finally:
+        assert server.stop() == 0
+

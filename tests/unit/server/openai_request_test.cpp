@@ -1,0 +1,207 @@
+// parse_completion_request: every field mapped onto the engine request, and
+// every bad one a 400 that names it.
+#include "ladder/server/openai_request.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ladder/server/api_error.h"
+
+namespace ladder::server {
+namespace {
+
+using json = nlohmann::json;
+
+class ServerRequestTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        const auto path =
+            std::filesystem::path(LADDER_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+        if (std::filesystem::exists(path)) {
+            bundle_ = new engine::ModelBundle(engine::load_model_bundle(path.string()));
+        }
+    }
+    static void TearDownTestSuite() {
+        delete bundle_;
+        bundle_ = nullptr;
+    }
+    void SetUp() override {
+        if (bundle_ == nullptr) GTEST_SKIP() << "default model not present; run `make model`";
+    }
+
+    static CompletionRequest completions(const json& body) {
+        return parse_completion_request(body, Endpoint::Completions, *bundle_);
+    }
+    static CompletionRequest chat(const json& body) {
+        return parse_completion_request(body, Endpoint::ChatCompletions, *bundle_);
+    }
+    // The parameter named by the 400 the body gets.
+    static std::string rejected_param(const json& body, Endpoint endpoint) {
+        try {
+            parse_completion_request(body, endpoint, *bundle_);
+        } catch (const ApiError& error) {
+            EXPECT_EQ(error.status(), 400) << error.what();
+            return error.param();
+        }
+        ADD_FAILURE() << "accepted: " << body.dump();
+        return "";
+    }
+
+    static engine::ModelBundle* bundle_;
+};
+
+engine::ModelBundle* ServerRequestTest::bundle_ = nullptr;
+
+TEST_F(ServerRequestTest, MapsSamplingFieldsOntoTheEngineRequest) {
+    const CompletionRequest request = completions({{"prompt", "Hello"},
+                                                   {"temperature", 0.5},
+                                                   {"top_p", 0.9},
+                                                   {"top_k", 40},
+                                                   {"min_p", 0.1},
+                                                   {"frequency_penalty", 0.5},
+                                                   {"presence_penalty", -1},
+                                                   {"seed", 7},
+                                                   {"max_tokens", 12},
+                                                   {"stop", "\n"},
+                                                   {"n", 3},
+                                                   {"logprobs", 2},
+                                                   {"stream", true},
+                                                   {"stream_options", {{"include_usage", true}}},
+                                                   {"model", "m"},
+                                                   {"user", "u"},
+                                                   {"logit_bias", {{"15", -100}}},
+                                                   {"ignore_eos", true},
+                                                   {"repetition_penalty", 1.1}});
+    const engine::RequestParams& params = request.params;
+    EXPECT_FLOAT_EQ(params.sampling.temperature, 0.5f);
+    EXPECT_FLOAT_EQ(params.sampling.top_p, 0.9f);
+    EXPECT_EQ(params.sampling.top_k, 40);
+    EXPECT_FLOAT_EQ(params.sampling.min_p, 0.1f);
+    EXPECT_FLOAT_EQ(params.sampling.frequency_penalty, 0.5f);
+    EXPECT_FLOAT_EQ(params.sampling.presence_penalty, -1.0f);
+    EXPECT_FLOAT_EQ(params.sampling.repetition_penalty, 1.1f);
+    EXPECT_EQ(params.sampling.seed, 7u);
+    EXPECT_EQ(params.max_tokens, 12);
+    EXPECT_EQ(params.stop, std::vector<std::string>{"\n"});
+    EXPECT_EQ(params.logprobs, 2);
+    EXPECT_TRUE(params.ignore_eos);
+    ASSERT_EQ(params.logit_bias.size(), 1u);
+    EXPECT_EQ(params.logit_bias[0].first, 15);
+    EXPECT_EQ(request.n, 3);
+    EXPECT_TRUE(request.stream);
+    EXPECT_TRUE(request.include_usage);
+    EXPECT_EQ(request.model, "m");
+    EXPECT_EQ(request.user, "u");
+    ASSERT_EQ(request.prompts.size(), 1u);
+    EXPECT_EQ(request.prompts[0], bundle_->tokenizer->encode("Hello", true, true));
+}
+
+TEST_F(ServerRequestTest, CompletionsDefaultTo16TokensAndChatToTheContext) {
+    EXPECT_EQ(completions({{"prompt", "Hi"}}).params.max_tokens, 16);
+    const json messages = json::array({{{"role", "user"}, {"content", "Hi"}}});
+    EXPECT_FALSE(chat({{"messages", messages}}).params.max_tokens.has_value());
+    EXPECT_EQ(chat({{"messages", messages}, {"max_completion_tokens", 5}}).params.max_tokens, 5);
+}
+
+TEST_F(ServerRequestTest, AcceptsEveryPromptShape) {
+    using Prompts = std::vector<std::vector<engine::TokenId>>;
+    const std::vector<engine::TokenId> ids = bundle_->tokenizer->encode("Hi there", true, true);
+    EXPECT_EQ(completions({{"prompt", "Hi there"}}).prompts, Prompts{ids});
+    EXPECT_EQ(completions({{"prompt", {"Hi there", "Hi there"}}}).prompts, (Prompts{ids, ids}));
+    EXPECT_EQ(completions({{"prompt", ids}}).prompts, Prompts{ids});
+    EXPECT_EQ(completions({{"prompt", {ids, ids}}}).prompts, (Prompts{ids, ids}));
+}
+
+TEST_F(ServerRequestTest, ChatAppliesTheTemplateToTextParts) {
+    const json parts =
+        json::array({{{"type", "text"}, {"text", "Hi "}}, {{"type", "text"}, {"text", "there"}}});
+    const CompletionRequest from_parts =
+        chat({{"messages", json::array({{{"role", "user"}, {"content", parts}}})}});
+    const CompletionRequest from_text =
+        chat({{"messages", json::array({{{"role", "user"}, {"content", "Hi there"}}})}});
+    EXPECT_EQ(from_parts.prompts, from_text.prompts);
+    const std::string text = bundle_->tokenizer->decode(from_text.prompts[0], true);
+    EXPECT_NE(text.find("<|im_start|>user\nHi there<|im_end|>"), std::string::npos) << text;
+}
+
+TEST_F(ServerRequestTest, ChatLogprobsTakeTopLogprobs) {
+    const json messages = json::array({{{"role", "user"}, {"content", "Hi"}}});
+    EXPECT_EQ(
+        chat({{"messages", messages}, {"logprobs", true}, {"top_logprobs", 3}}).params.logprobs, 3);
+    EXPECT_EQ(chat({{"messages", messages}, {"logprobs", true}}).params.logprobs, 0);
+    EXPECT_FALSE(chat({{"messages", messages}, {"logprobs", false}}).params.logprobs);
+    EXPECT_EQ(
+        rejected_param({{"messages", messages}, {"top_logprobs", 3}}, Endpoint::ChatCompletions),
+        "top_logprobs");
+}
+
+TEST_F(ServerRequestTest, UnknownFieldsAndNullsAreIgnored) {
+    const CompletionRequest request = completions({{"prompt", "Hi"},
+                                                   {"tools", json::array()},
+                                                   {"temperature", nullptr},
+                                                   {"suffix", "x"},
+                                                   {"stop", nullptr}});
+    EXPECT_FLOAT_EQ(request.params.sampling.temperature, 1.0f);
+    EXPECT_TRUE(request.params.stop.empty());
+}
+
+TEST_F(ServerRequestTest, RejectsBadFieldsNamingThem) {
+    const std::vector<std::pair<json, std::string>> cases = {
+        {{{"prompt", "x"}, {"max_tokens", 0}}, "max_tokens"},
+        {{{"prompt", "x"}, {"max_tokens", -5}}, "max_tokens"},
+        {{{"prompt", "x"}, {"max_tokens", 2.5}}, "max_tokens"},
+        {{{"prompt", "x"}, {"temperature", 2.01}}, "temperature"},
+        {{{"prompt", "x"}, {"temperature", "warm"}}, "temperature"},
+        {{{"prompt", "x"}, {"top_p", 0}}, "top_p"},
+        {{{"prompt", "x"}, {"top_k", -2}}, "top_k"},
+        {{{"prompt", "x"}, {"n", 0}}, "n"},
+        {{{"prompt", "x"}, {"n", kMaxChoices + 1}}, "n"},
+        {{{"prompt", "x"}, {"logprobs", 6}}, "logprobs"},
+        {{{"prompt", "x"}, {"stop", 3}}, "stop"},
+        {{{"prompt", "x"}, {"stop", {"a", 1}}}, "stop"},
+        {{{"prompt", "x"}, {"logit_bias", {{"abc", 1}}}}, "logit_bias"},
+        {{{"prompt", "x"}, {"logit_bias", {{"1", 101}}}}, "logit_bias"},
+        {{{"prompt", "x"}, {"logit_bias", {{"99999999", 1}}}}, "logit_bias"},
+        {{{"prompt", "x"}, {"stream", 1}}, "stream"},
+        {{{"prompt", "x"}, {"stream_options", 1}}, "stream_options"},
+        {{{"prompt", "x"}, {"model", 3}}, "model"},
+        {{{"prompt", "x"}, {"echo", true}, {"logprobs", 1}}, "echo"},
+        {{{"prompt", "x"}, {"stop_token_ids", {-1}}}, "stop_token_ids"},
+        {{{"prompt", 5}}, "prompt"},
+        {{{"prompt", json::array()}}, "prompt"},
+        {{{"prompt", {1, "a"}}}, "prompt"},
+        {{{"prompt", {{1}, json::array()}}}, "prompt"},
+        {{{"prompt", {-1}}}, "prompt"},
+        {{{"prompt", {uint64_t{1} << 63}}}, "prompt"},
+        {json::object(), "prompt"},
+    };
+    for (const auto& [body, param] : cases) {
+        EXPECT_EQ(rejected_param(body, Endpoint::Completions), param) << body.dump();
+    }
+}
+
+TEST_F(ServerRequestTest, RejectsBadMessages) {
+    const std::vector<json> cases = {
+        json::object(),
+        {{"messages", json::array()}},
+        {{"messages", "hi"}},
+        {{"messages", json::array({{{"content", "hi"}}})}},
+        {{"messages", json::array({{{"role", "tool"}, {"content", "hi"}}})}},
+        {{"messages", json::array({{{"role", "user"}, {"content", 1}}})}},
+        {{"messages",
+          json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}}})}}})}},
+    };
+    for (const json& body : cases) {
+        EXPECT_EQ(rejected_param(body, Endpoint::ChatCompletions), "messages") << body.dump();
+    }
+}
+
+TEST_F(ServerRequestTest, BodyMustBeAnObject) {
+    for (const json& body : {json::array(), json("text"), json(3)}) {
+        EXPECT_THROW(completions(body), ApiError);
+    }
+}
+
+}  // namespace
+}  // namespace ladder::server
