@@ -62,50 +62,94 @@ bool Scheduler::schedule_running(int32_t& budget) {
 }
 
 void Scheduler::admit_waiting(int32_t& budget) {
-    while (!waiting_.empty() && budget > 0 && n_running() < max_num_seqs_) {
-        Sequence* sequence = waiting_.front();
+    if (prefix_caching_) collect_blocks_in_flight();
+    for (auto it = waiting_.begin();
+         it != waiting_.end() && budget > 0 && n_running() < max_num_seqs_;) {
+        Sequence* sequence = *it;
         const bool fresh = sequence->n_computed == 0;
-        if (fresh && prefix_caching_) take_cached_prefix(*sequence);
+        if (fresh && prefix_caching_) {
+            take_cached_prefix(*sequence);
+            // Another sequence is computing this one's next blocks right now
+            // (n > 1 choices, or the same prompt twice): wait for them to be
+            // cached rather than compute them twice. Others may go first.
+            if (next_block_in_flight(*sequence)) {
+                give_back_blocks(*sequence);
+                ++it;
+                continue;
+            }
+        }
         const int32_t n = std::min(sequence->n_uncomputed(), budget);
         const int32_t missing = sequence->blocks.blocks_missing(sequence->n_computed + n);
         const int32_t reserve = running_.empty() ? 0 : watermark_blocks_;
         if (missing + reserve > pool_.n_free()) {
             // Not this step: the cached blocks go back, to be found again.
-            if (fresh) {
-                sequence->blocks.release_all(pool_);
-                sequence->n_computed = 0;
-            }
+            if (fresh) give_back_blocks(*sequence);
             break;
         }
         const bool grown = sequence->blocks.grow_to(sequence->n_computed + n, pool_);
         LADDER_CHECK(grown, "blocks counted free could not be allocated");
-        waiting_.pop_front();
+        it = waiting_.erase(it);
         sequence->status = SequenceStatus::Running;
         running_.push_back(sequence);
         schedule_.admitted.push_back(sequence);
         schedule_.chunks.push_back({sequence, n});
         budget -= n;
+        if (fresh && prefix_caching_) {
+            count_prefix_hit(*sequence);
+            add_blocks_in_flight(*sequence);
+        }
     }
 }
 
 void Scheduler::take_cached_prefix(Sequence& sequence) {
     const int32_t block_size = pool_.block_size();
-    const auto n_lookup = std::min<size_t>(sequence.block_hashes.size(),
-                                           static_cast<size_t>((sequence.n_tokens() - 1) / block_size));
+    const auto n_lookup = std::min<size_t>(
+        sequence.block_hashes.size(), static_cast<size_t>((sequence.n_tokens() - 1) / block_size));
     size_t n_hit = 0;
     for (; n_hit < n_lookup; ++n_hit) {
         const std::span<const TokenId> tokens(sequence.tokens.data() + n_hit * block_size,
                                               static_cast<size_t>(block_size));
-        const std::optional<kv::BlockId> block = pool_.take_cached(sequence.block_hashes[n_hit], tokens);
+        const std::optional<kv::BlockId> block =
+            pool_.take_cached(sequence.block_hashes[n_hit], tokens);
         if (!block) break;
         sequence.blocks.append(*block);
     }
     sequence.n_computed = static_cast<int32_t>(n_hit) * block_size;
+}
+
+void Scheduler::give_back_blocks(Sequence& sequence) {
+    sequence.blocks.release_all(pool_);
+    sequence.n_computed = 0;
+}
+
+void Scheduler::count_prefix_hit(Sequence& sequence) {
     n_prefix_queried_tokens_ += sequence.n_tokens();
     n_prefix_hit_tokens_ += sequence.n_computed;
-    // What the client is told is the first admission's: a recomputation after
+    // The client is told the first admission's count: recomputation after a
     // preemption is the server's business, not the request's.
-    if (sequence.n_preemptions == 0) sequence.n_cached_prompt_tokens = std::min(sequence.n_computed, sequence.n_prompt_tokens);
+    if (sequence.n_preemptions == 0) {
+        sequence.n_cached_prompt_tokens = std::min(sequence.n_computed, sequence.n_prompt_tokens);
+    }
+}
+
+void Scheduler::collect_blocks_in_flight() {
+    blocks_in_flight_.clear();
+    for (const Sequence* sequence : running_) add_blocks_in_flight(*sequence);
+}
+
+void Scheduler::add_blocks_in_flight(const Sequence& sequence) {
+    const auto first = static_cast<size_t>(sequence.n_computed / pool_.block_size());
+    for (size_t i = first; i < sequence.block_hashes.size(); ++i) {
+        blocks_in_flight_.insert(sequence.block_hashes[i]);
+    }
+}
+
+bool Scheduler::next_block_in_flight(const Sequence& sequence) const {
+    const auto next = static_cast<size_t>(sequence.n_computed / pool_.block_size());
+    // Only a full block that is not the one holding the last token can be shared.
+    const auto shareable = static_cast<size_t>((sequence.n_tokens() - 1) / pool_.block_size());
+    return next < std::min(shareable, sequence.block_hashes.size()) &&
+           blocks_in_flight_.contains(sequence.block_hashes[next]);
 }
 
 Sequence* Scheduler::preempt_newest() {

@@ -6,10 +6,13 @@
 // KV blocks allow. When a running sequence needs a block and none is free,
 // the newest running sequence is preempted: its blocks are freed and it goes
 // back to the front of the queue, to be recomputed (its output so far kept).
+// With prefix caching, a waiting sequence whose next blocks another sequence
+// is computing waits for them to be cached instead of computing them again.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <unordered_set>
 #include <vector>
 
 #include "ladder/engine/sequence.h"
@@ -61,6 +64,12 @@ private:
     // Takes the cached blocks that hold the sequence's leading full blocks;
     // its last token is always left to compute (it gives the logits).
     void take_cached_prefix(Sequence& sequence);
+    void give_back_blocks(Sequence& sequence);
+    void count_prefix_hit(Sequence& sequence);
+    // Hashes of the full blocks running sequences are about to compute.
+    void collect_blocks_in_flight();
+    void add_blocks_in_flight(const Sequence& sequence);
+    bool next_block_in_flight(const Sequence& sequence) const;
 
     kv::BlockPool& pool_;
     int32_t max_num_seqs_;
@@ -71,6 +80,7 @@ private:
     bool prefix_caching_;
     int64_t n_prefix_queried_tokens_ = 0;
     int64_t n_prefix_hit_tokens_ = 0;
+    std::unordered_set<kv::BlockHash, kv::BlockHashHasher> blocks_in_flight_;
     std::deque<Sequence*> waiting_;
     std::vector<Sequence*> running_;  // oldest admission first
     Schedule schedule_;

@@ -168,5 +168,32 @@ TEST_F(EngineTest, PrefixCacheHitsGiveTheSameOutputsAsNoCache) {
     EXPECT_GT(warm->stats().n_blocks_cached, 0);
 }
 
+// n > 1 choices arrive together: the first computes the shared prompt, the
+// others wait for its blocks instead of computing them again.
+TEST_F(EngineTest, ChoicesOfOnePromptShareItsPrefill) {
+    RequestParams params = greedy(encode("Four choices from one long prompt should compute the "
+                                         "prompt once and share its blocks among them all."),
+                                  6);
+    params.sampling.temperature = 0.9f;
+    const int32_t n_prompt = static_cast<int32_t>(params.prompt.size());
+    const int32_t shareable = (n_prompt - 1) / 16 * 16;
+    ASSERT_GE(shareable, 16);
+    auto core = make_core({});
+    std::map<RequestId, Collected> results;
+    std::vector<Collected> alone;
+    for (uint64_t i = 0; i < 4; ++i) {
+        params.sampling.seed = i;
+        alone.push_back(run_alone(params));
+        core->add_request(RequestId{i}, params, collect_into(results, RequestId{i}));
+    }
+    run_to_end(*core);
+    for (uint64_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(results[RequestId{i}].tokens, alone[i].tokens) << i;
+        EXPECT_EQ(results[RequestId{i}].last.n_cached_prompt_tokens, i == 0 ? 0 : shareable) << i;
+    }
+    EXPECT_EQ(core->stats().n_prefix_hit_tokens, 3 * shareable);
+    EXPECT_EQ(core->n_free_blocks(), core->kv_plan().n_blocks);
+}
+
 }  // namespace
 }  // namespace ladder::engine::testing
