@@ -210,7 +210,7 @@ void run_generate(const GenerateOptions& options) {
     const engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.engine.model_path), options.engine.chat_template);
     util::ThreadPool pool(options.engine.n_threads);
-    engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, engine_config(options.engine));
+    engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, engine_config(options.engine, bundle.identity));
     std::vector<InputLine> inputs;
     std::vector<engine::RequestParams> requests =
         parse_requests(read_lines(options.input_path), bundle, core, inputs);

@@ -37,9 +37,15 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
         ->check(CLI::Range(1, 1 << 24));
     command.add_flag("!--no-prefix-cache", options.prefix_caching,
                      "do not reuse the KV of prompt prefixes computed before (for comparison)");
+    command.add_option("--kv-disk-cache", options.kv_disk_cache,
+                       "directory for the prefix cache's disk tier: full KV blocks are kept "
+                       "there and read back on a later hit, across restarts");
+    command.add_option("--kv-disk-cache-size", options.kv_disk_cache_size,
+                       "byte limit of the disk tier, oldest blocks out first")
+        ->default_val(options.kv_disk_cache_size);
 }
 
-engine::EngineConfig engine_config(const EngineOptions& options) {
+engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_key) {
     engine::EngineConfig config;
     config.block_size = options.block_size;
     if (!options.kv_cache_mem.empty()) {
@@ -49,6 +55,9 @@ engine::EngineConfig engine_config(const EngineOptions& options) {
     config.max_num_batched_tokens = options.max_num_batched_tokens;
     if (options.max_model_len > 0) config.max_model_len = options.max_model_len;
     config.prefix_caching = options.prefix_caching;
+    config.kv_disk_cache_dir = options.kv_disk_cache;
+    config.kv_disk_cache_bytes = parse_byte_size(options.kv_disk_cache_size, "--kv-disk-cache-size");
+    config.model_key = model_key;
     return config;
 }
 

@@ -22,11 +22,14 @@ struct EngineOptions {
     int max_num_batched_tokens = 512;
     int max_model_len = 0;  // 0: the model's context
     bool prefix_caching = true;
+    std::string kv_disk_cache;       // directory; empty: no disk tier
+    std::string kv_disk_cache_size = "10GiB";
 };
 
 void add_engine_options(CLI::App& command, EngineOptions& options);
-// Throws util::InputError for a malformed --kv-cache-mem.
-engine::EngineConfig engine_config(const EngineOptions& options);
+// Throws util::InputError for a malformed size. model_key: the loaded
+// model's identity (ModelBundle::identity), which keys the disk tier.
+engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_key);
 // "1073741824", "512MiB", "2GiB", "1.5GB": a byte count. Throws util::InputError.
 int64_t parse_byte_size(std::string_view text, std::string_view flag);
 // "KV cache: 4096 blocks = 65536 tokens (1.41 GiB)".

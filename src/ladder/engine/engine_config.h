@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace ladder::model {
 class Model;
@@ -19,6 +20,12 @@ struct EngineConfig {
     int32_t max_num_batched_tokens = 512;  // tokens in one step (prefill chunks included)
     std::optional<int32_t> max_model_len;  // unset: the model's context
     bool prefix_caching = true;            // reuse the KV of prompts' common prefixes
+    // The prefix cache's disk tier: empty = none.
+    std::string kv_disk_cache_dir;
+    int64_t kv_disk_cache_bytes = int64_t{10} << 30;
+    // Identifies the model in the block hashes and the disk files
+    // (model_identity()); 0 is fine without a disk tier.
+    uint64_t model_key = 0;
 };
 
 // The KV cache the engine will allocate, after defaults are resolved.

@@ -41,8 +41,9 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
       max_num_seqs_(config.max_num_seqs),
       max_num_batched_tokens_(config.max_num_batched_tokens),
       prefix_caching_(config.prefix_caching),
-      // One process serves one model, so the chains need no model identity.
-      root_hash_(kv::root_hash(0)),
+      // The model's identity roots every chain, so no file of the disk tier
+      // can match a block of another model.
+      root_hash_(kv::root_hash(config.model_key)),
       block_pool_(plan_.n_blocks, plan_.block_size),
       kv_storage_(model.kv_cache_shape(plan_.n_blocks, plan_.block_size)),
       scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens,
@@ -51,6 +52,15 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
         util::fail("--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}), or "
                    "decodes would not fit one step",
                    config.max_num_batched_tokens, config.max_num_seqs);
+    }
+    if (!config.kv_disk_cache_dir.empty()) {
+        if (!prefix_caching_) util::fail("--kv-disk-cache needs prefix caching (drop --no-prefix-cache)");
+        disk_cache_ = std::make_unique<DiskKvCache>(config.kv_disk_cache_dir, config.kv_disk_cache_bytes,
+                                                    config.model_key, kv_storage_.shape());
+        scheduler_.set_missing_block_loader(
+            [this](const kv::BlockHash& hash, std::span<const TokenId> tokens) {
+                return load_from_disk(hash, tokens);
+            });
     }
     refresh_stats();
 }
@@ -223,9 +233,25 @@ void EngineCore::cache_full_blocks(Sequence& sequence, int32_t n_computed_before
     for (int32_t index = n_computed_before / block_size; index < end; ++index) {
         const std::span<const TokenId> tokens(sequence.tokens.data() + static_cast<size_t>(index) * block_size,
                                               static_cast<size_t>(block_size));
-        block_pool_.cache_block(sequence.blocks.blocks()[static_cast<size_t>(index)],
-                                sequence.block_hashes[static_cast<size_t>(index)], tokens);
+        const kv::BlockId block = sequence.blocks.blocks()[static_cast<size_t>(index)];
+        const kv::BlockHash& hash = sequence.block_hashes[static_cast<size_t>(index)];
+        // Only a new cached copy goes to disk; the disk tier skips what it has.
+        if (block_pool_.cache_block(block, hash, tokens) && disk_cache_) {
+            disk_cache_->store(hash, tokens, kv_storage_, block);
+        }
     }
+}
+
+std::optional<kv::BlockId> EngineCore::load_from_disk(const kv::BlockHash& hash,
+                                                      std::span<const TokenId> tokens) {
+    if (block_pool_.n_free() == 0 || !disk_cache_->contains(hash)) return std::nullopt;
+    const kv::BlockId block = block_pool_.allocate();
+    if (!disk_cache_->load(hash, tokens, kv_storage_, block)) {
+        block_pool_.release(block);
+        return std::nullopt;
+    }
+    block_pool_.cache_block(block, hash, tokens);
+    return block;
 }
 
 bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now) {
@@ -300,6 +326,12 @@ void EngineCore::refresh_stats() {
     stats_.n_blocks_cached = block_pool_.n_cached();
     stats_.n_prefix_queried_tokens = scheduler_.n_prefix_queried_tokens();
     stats_.n_prefix_hit_tokens = scheduler_.n_prefix_hit_tokens();
+    if (disk_cache_) {
+        const DiskKvCacheStats disk = disk_cache_->stats();
+        stats_.n_disk_blocks_loaded = disk.n_loaded;
+        stats_.n_disk_blocks_written = disk.n_written;
+        stats_.n_disk_files = disk.n_files;
+    }
 }
 
 }  // namespace ladder::engine

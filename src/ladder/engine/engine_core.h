@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ladder/engine/disk_kv_cache.h"
 #include "ladder/engine/engine_config.h"
 #include "ladder/engine/request.h"
 #include "ladder/engine/scheduler.h"
@@ -38,6 +39,9 @@ struct EngineStats {
     int32_t n_blocks_cached = 0;          // blocks holding a known prefix, in use or evictable
     int64_t n_prefix_queried_tokens = 0;  // tokens looked up in the prefix cache
     int64_t n_prefix_hit_tokens = 0;      // of which found
+    int64_t n_disk_blocks_loaded = 0;     // prefix blocks read back from the disk tier
+    int64_t n_disk_blocks_written = 0;
+    int64_t n_disk_files = 0;
     // Last step: tokens, sequences, and where its time went.
     int32_t last_step_tokens = 0;
     int32_t last_step_sequences = 0;
@@ -76,6 +80,8 @@ public:
 
     const EngineStats& stats() const { return stats_; }
     int32_t n_free_blocks() const { return block_pool_.n_free(); }
+    // Null without a disk tier.
+    const DiskKvCache* disk_cache() const { return disk_cache_.get(); }
 
 private:
     void build_batch(const Schedule& schedule);
@@ -89,6 +95,8 @@ private:
     void refresh_stats();
     // Offers the blocks this step filled to the prefix cache.
     void cache_full_blocks(Sequence& sequence, int32_t n_computed_before);
+    std::optional<kv::BlockId> load_from_disk(const kv::BlockHash& hash,
+                                              std::span<const TokenId> tokens);
 
     model::Model& model_;
     const tokenizer::Tokenizer& tokenizer_;
@@ -101,6 +109,7 @@ private:
     kv::BlockPool block_pool_;
     model::KvCacheStorage kv_storage_;
     Scheduler scheduler_;
+    std::unique_ptr<DiskKvCache> disk_cache_;  // null without --kv-disk-cache
     std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
     EngineStats stats_;
 

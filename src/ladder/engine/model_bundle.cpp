@@ -1,5 +1,7 @@
 #include "ladder/engine/model_bundle.h"
 
+#include "ladder/engine/model_identity.h"
+
 #include "ladder/engine/tokenizer_loader.h"
 #include "ladder/util/error.h"
 
@@ -27,6 +29,7 @@ ModelBundle load_model_bundle(const std::string& path, const std::string& chat_t
     bundle.file = gguf::GgufFile::open(path);
     bundle.model = model::load_model(*bundle.file);
     bundle.tokenizer = load_tokenizer(*bundle.file);
+    bundle.identity = model_identity(*bundle.file);
     if (bundle.tokenizer->vocab_size() != bundle.model->config().vocab_size) {
         util::fail("{}: the tokenizer has {} tokens but the model's vocabulary is {}", path,
                    bundle.tokenizer->vocab_size(), bundle.model->config().vocab_size);

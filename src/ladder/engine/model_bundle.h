@@ -3,6 +3,7 @@
 // (the model's scratch aside, which the engine thread owns).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@ struct ModelBundle {
     std::unique_ptr<gguf::GgufFile> file;
     std::unique_ptr<model::Model> model;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+    uint64_t identity = 0;  // model_identity(*file): keys KV blocks kept on disk
     // Absent when the file has no template and none was named.
     std::optional<tokenizer::ChatTemplate> chat_template;
     // Why chat_template is absent (for a clear error when chat is asked for).

@@ -109,8 +109,8 @@ void Scheduler::take_cached_prefix(Sequence& sequence) {
     for (; n_hit < n_lookup; ++n_hit) {
         const std::span<const TokenId> tokens(sequence.tokens.data() + n_hit * block_size,
                                               static_cast<size_t>(block_size));
-        const std::optional<kv::BlockId> block =
-            pool_.take_cached(sequence.block_hashes[n_hit], tokens);
+        std::optional<kv::BlockId> block = pool_.take_cached(sequence.block_hashes[n_hit], tokens);
+        if (!block && load_missing_) block = load_missing_(sequence.block_hashes[n_hit], tokens);
         if (!block) break;
         sequence.blocks.append(*block);
     }

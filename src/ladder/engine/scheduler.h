@@ -12,6 +12,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <optional>
+#include <span>
 #include <unordered_set>
 #include <vector>
 
@@ -32,6 +35,11 @@ struct Schedule {
     int32_t n_tokens = 0;
 };
 
+// Finds a block that memory no longer holds elsewhere (the disk tier): the
+// block, taken and cached, or nullopt.
+using LoadMissingBlock =
+    std::function<std::optional<kv::BlockId>(const kv::BlockHash&, std::span<const TokenId>)>;
+
 class Scheduler {
 public:
     // prefix_caching: a sequence admitted with nothing computed first takes
@@ -39,6 +47,7 @@ public:
     Scheduler(kv::BlockPool& pool, int32_t max_num_seqs, int32_t max_num_batched_tokens,
               bool prefix_caching);
 
+    void set_missing_block_loader(LoadMissingBlock loader) { load_missing_ = std::move(loader); }
     // Queues a new sequence behind the others.
     void add(Sequence* sequence);
     // Takes a sequence out wherever it is (finished or aborted) and frees its blocks.
@@ -81,6 +90,7 @@ private:
     int64_t n_prefix_queried_tokens_ = 0;
     int64_t n_prefix_hit_tokens_ = 0;
     std::unordered_set<kv::BlockHash, kv::BlockHashHasher> blocks_in_flight_;
+    LoadMissingBlock load_missing_;
     std::deque<Sequence*> waiting_;
     std::vector<Sequence*> running_;  // oldest admission first
     Schedule schedule_;

@@ -105,6 +105,8 @@ public:
     uint64_t alignment() const { return alignment_; }
     uint64_t data_offset_bytes() const { return data_offset_bytes_; }
     const std::string& name() const { return name_; }
+    // The whole file as mapped (validated at open).
+    std::span<const uint8_t> bytes() const { return bytes_; }
 
     const std::map<std::string, Value>& metadata() const { return metadata_; }
     const Value* find(const std::string& key) const;

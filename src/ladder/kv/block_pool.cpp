@@ -110,15 +110,16 @@ std::optional<BlockId> BlockPool::take_cached(const BlockHash& hash, std::span<c
     return block;
 }
 
-void BlockPool::cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens) {
+bool BlockPool::cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens) {
     check_id(block);
     LADDER_CHECK(ref_counts_[block] > 0, "caching a block nobody holds");
     LADDER_CHECK(tokens.size() == static_cast<size_t>(block_size_), "caching a partial block");
-    if (is_cached(block) || cached_.contains(hash)) return;
+    if (is_cached(block) || cached_.contains(hash)) return false;
     hashes_[static_cast<size_t>(block)] = hash;
     cached_.emplace(hash, block);
     std::copy(tokens.begin(), tokens.end(),
               tokens_.begin() + static_cast<ptrdiff_t>(block) * block_size_);
+    return true;
 }
 
 }  // namespace ladder::kv

@@ -57,8 +57,9 @@ public:
     std::optional<BlockId> take_cached(const BlockHash& hash, std::span<const int32_t> tokens);
     // Records that a full, computed block in use holds `tokens` under `hash`.
     // When a block with that content is already known, the first one stays the
-    // cached copy and this one remains anonymous.
-    void cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens);
+    // cached copy and this one remains anonymous. Returns true when this
+    // block became the cached copy.
+    bool cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens);
     bool is_cached(BlockId block) const { return hashes_[static_cast<size_t>(block)].has_value(); }
 
 private:
