@@ -21,7 +21,6 @@ struct ServeFlags {
 
 void run_serve(const ServeFlags& flags) {
     server::ServeOptions options;
-    options.engine = engine_config(flags.engine);
     options.n_threads = flags.engine.n_threads;
     options.server = flags.server;
     if (flags.max_queue >= 0) options.server.max_queue = flags.max_queue;
@@ -37,6 +36,7 @@ void run_serve(const ServeFlags& flags) {
         options.server.served_model_name = file_name.stem().string();
     }
     engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
+    options.engine = engine_config(flags.engine, bundle.identity);
     server::serve(bundle, options, [&](int port, const engine::KvCachePlan& plan) {
         std::printf("ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s\n",
                     options.server.host.c_str(), port, options.server.served_model_name.c_str(),
