@@ -21,11 +21,20 @@ int main(int argc, char** argv) {
     ladder::cli::add_fit_command(app);
     ladder::cli::add_cost_command(app);
     ladder::cli::add_generate_command(app);
+    ladder::cli::add_bench_model_command(app);
+    ladder::cli::add_roofline_command(app);
     ladder::cli::add_serve_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
-        return app.exit(error);
+        // --help and --version arrive as "errors" that exit 0; a bad flag is
+        // one line and status 1, like every other input error (CLI11's own
+        // message adds a second line and exits 105).
+        if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+            return app.exit(error);
+        }
+        std::fprintf(stderr, "ladder: error: %s\n", error.what());
+        return 1;
     } catch (const ladder::util::InputError& error) {
         std::fprintf(stderr, "ladder: error: %s\n", error.what());
         return 1;
