@@ -37,18 +37,44 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
         util::fail("--max-model-len must be in [1, {}], the model's context (got {})", model_context,
                    max_model_len);
     }
-    const int64_t bytes_per_token = model.kv_cache_shape(1, block_size).bytes_per_token();
-    const int64_t bytes_per_block = bytes_per_token * block_size;
+    const model::ModelConfig& mc = model.config();
+    // K and V of one token in one layer.
+    const int64_t layer_token_bytes = int64_t{2} * mc.n_kv_heads * mc.head_dim * 2;
+    std::vector<bool> window_layers(static_cast<size_t>(mc.n_layers));
+    int32_t n_window_layers = 0;
+    for (int32_t l = 0; l < mc.n_layers; ++l) {
+        window_layers[static_cast<size_t>(l)] = mc.is_local_layer(l);
+        n_window_layers += mc.is_local_layer(l) ? 1 : 0;
+    }
+    const bool split = config.window_kv_group && config.kv_disk_cache_dir.empty() &&
+                       n_window_layers > 0 && n_window_layers < mc.n_layers;
+    const int32_t n_full_layers = split ? mc.n_layers - n_window_layers : mc.n_layers;
+    const int64_t bytes_per_block = layer_token_bytes * n_full_layers * block_size;
+    // A sequence's window blocks at most: the window behind its next token,
+    // the largest chunk it computes in one step, and two partial blocks.
+    const int64_t window_blocks_per_seq =
+        split ? (mc.sliding_window + config.max_num_batched_tokens) / block_size + 2 : 0;
+    const int64_t window_block_bytes = layer_token_bytes * n_window_layers * block_size;
+    const int64_t window_bytes_wanted =
+        static_cast<int64_t>(config.max_num_seqs) * window_blocks_per_seq * window_block_bytes;
 
     int64_t budget = 0;
     if (config.kv_cache_bytes) {
         budget = *config.kv_cache_bytes;
     } else {
         const int64_t wanted = static_cast<int64_t>(config.max_num_seqs) *
-                               ((max_model_len + block_size - 1) / block_size) * bytes_per_block;
+                                   ((max_model_len + block_size - 1) / block_size) * bytes_per_block +
+                               window_bytes_wanted;
         budget = std::min({wanted, kDefaultCapBytes, physical_memory_bytes() / 4});
     }
-    const int64_t n_blocks = budget / bytes_per_block;
+    // The window group gets what every sequence could use, at most half the
+    // budget, and never less than one sequence needs.
+    int64_t n_window_blocks = 0;
+    if (split) {
+        n_window_blocks = std::max(window_blocks_per_seq,
+                                   std::min(window_bytes_wanted, budget / 2) / window_block_bytes);
+    }
+    const int64_t n_blocks = (budget - n_window_blocks * window_block_bytes) / bytes_per_block;
     if (n_blocks < 1) {
         util::fail("the KV cache budget of {} bytes is below one block ({} bytes)", budget,
                    bytes_per_block);
@@ -57,8 +83,13 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
     KvCachePlan plan;
     plan.block_size = block_size;
     plan.n_blocks = static_cast<int32_t>(n_blocks);
-    plan.bytes = n_blocks * bytes_per_block;
+    plan.bytes = n_blocks * bytes_per_block + n_window_blocks * window_block_bytes;
     plan.max_model_len = max_model_len;
+    if (split) {
+        plan.n_window_blocks = static_cast<int32_t>(n_window_blocks);
+        plan.window = mc.sliding_window;
+        plan.window_layers = std::move(window_layers);
+    }
     return plan;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ladder::model {
 class Model;
@@ -26,13 +27,22 @@ struct EngineConfig {
     // Identifies the model in the block hashes and the disk files
     // (model_identity()); 0 is fine without a disk tier.
     uint64_t model_key = 0;
+    // For models with sliding-window layers (Gemma 3): give those layers
+    // blocks of their own and free them once the window has passed, so a long
+    // sequence's KV grows with the full-attention layers only. Off when the
+    // disk tier is on (its files hold every layer of a block).
+    bool window_kv_group = true;
 };
 
 // The KV cache the engine will allocate, after defaults are resolved.
 struct KvCachePlan {
     int32_t block_size = 16;
-    int32_t n_blocks = 0;
+    int32_t n_blocks = 0;        // of the full-attention layers (of every layer without a window group)
     int64_t bytes = 0;           // K and V of all layers, all blocks
+    // The sliding-window layers' group: 0 blocks = no such group.
+    int32_t n_window_blocks = 0;
+    int32_t window = 0;                 // tokens a sliding-window layer sees
+    std::vector<bool> window_layers;    // [n_layers] which layers are in that group
     int32_t max_model_len = 0;   // the context limit every request is checked against
     int64_t n_tokens() const { return static_cast<int64_t>(n_blocks) * block_size; }
 };

@@ -45,7 +45,13 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
       // can match a block of another model.
       root_hash_(kv::root_hash(config.model_key)),
       block_pool_(plan_.n_blocks, plan_.block_size),
-      kv_storage_(model.kv_cache_shape(plan_.n_blocks, plan_.block_size)),
+      window_pool_(plan_.n_window_blocks > 0
+                       ? std::make_unique<kv::BlockPool>(plan_.n_window_blocks, plan_.block_size)
+                       : nullptr),
+      kv_storage_(model.kv_cache_shape(plan_.n_blocks, plan_.block_size),
+                  plan_.n_window_blocks > 0 ? plan_.window_layers
+                                            : std::vector<bool>(static_cast<size_t>(model.config().n_layers)),
+                  plan_.n_window_blocks),
       scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens,
                  config.prefix_caching) {
     if (config.max_num_batched_tokens < config.max_num_seqs) {
@@ -53,6 +59,7 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
                    "decodes would not fit one step",
                    config.max_num_batched_tokens, config.max_num_seqs);
     }
+    if (window_pool_) scheduler_.set_window_group(window_pool_.get(), plan_.window);
     if (!config.kv_disk_cache_dir.empty()) {
         if (!prefix_caching_) util::fail("--kv-disk-cache needs prefix caching (drop --no-prefix-cache)");
         disk_cache_ = std::make_unique<DiskKvCache>(config.kv_disk_cache_dir, config.kv_disk_cache_bytes,
@@ -156,6 +163,7 @@ void EngineCore::step() {
         const int32_t before = chunk.sequence->n_computed;
         chunk.sequence->n_computed += chunk.n_tokens;
         if (prefix_caching_) cache_full_blocks(*chunk.sequence, before);
+        if (window_pool_) release_passed_window_blocks(*chunk.sequence);
     }
     sample_ready(schedule);
     const double sampling_end = util::now_seconds();
@@ -192,8 +200,10 @@ void EngineCore::build_batch(const Schedule& schedule) {
             batch_.tokens.push_back(sequence.tokens[static_cast<size_t>(position)]);
             batch_.positions.push_back(position);
             batch_.slots.push_back(sequence.blocks.slot(position));
+            if (window_pool_) batch_.window_slots.push_back(sequence.window_blocks.slot(position));
         }
-        batch_.sequences.push_back({first_row, chunk.n_tokens, end, sequence.blocks.blocks()});
+        batch_.sequences.push_back({first_row, chunk.n_tokens, end, sequence.blocks.blocks(),
+                                    sequence.window_blocks.blocks()});
         // Only a sequence whose every token is now computed samples a new one;
         // a prompt chunk short of the end needs no logits.
         if (end == sequence.n_tokens()) {
@@ -235,11 +245,22 @@ void EngineCore::cache_full_blocks(Sequence& sequence, int32_t n_computed_before
                                               static_cast<size_t>(block_size));
         const kv::BlockId block = sequence.blocks.blocks()[static_cast<size_t>(index)];
         const kv::BlockHash& hash = sequence.block_hashes[static_cast<size_t>(index)];
+        // The window group's copy of the block too: a later prompt needs both.
+        if (window_pool_) {
+            window_pool_->cache_block(sequence.window_blocks.blocks()[static_cast<size_t>(index)],
+                                      hash, tokens);
+        }
         // Only a new cached copy goes to disk; the disk tier skips what it has.
         if (block_pool_.cache_block(block, hash, tokens) && disk_cache_) {
             disk_cache_->store(hash, tokens, kv_storage_, block);
         }
     }
+}
+
+void EngineCore::release_passed_window_blocks(Sequence& sequence) {
+    // The next token, at position n_computed, sees n_computed - window + 1 on.
+    const int32_t first_visible = std::max(0, sequence.n_computed - plan_.window + 1);
+    sequence.window_blocks.release_before(first_visible / plan_.block_size, *window_pool_);
 }
 
 std::optional<kv::BlockId> EngineCore::load_from_disk(const kv::BlockHash& hash,
@@ -324,6 +345,10 @@ void EngineCore::refresh_stats() {
     for (const auto& [id, sequence] : sequences_) n_kv_tokens += sequence->n_computed;
     stats_.n_kv_tokens = n_kv_tokens;
     stats_.n_blocks_cached = block_pool_.n_cached();
+    if (window_pool_) {
+        stats_.n_window_blocks = window_pool_->n_blocks();
+        stats_.n_window_blocks_used = window_pool_->n_used();
+    }
     stats_.n_prefix_queried_tokens = scheduler_.n_prefix_queried_tokens();
     stats_.n_prefix_hit_tokens = scheduler_.n_prefix_hit_tokens();
     if (disk_cache_) {

@@ -37,6 +37,8 @@ struct EngineStats {
     int64_t n_finished = 0;
     int64_t n_aborted = 0;
     int32_t n_blocks_cached = 0;          // blocks holding a known prefix, in use or evictable
+    int32_t n_window_blocks = 0;          // the sliding-window layers' group (0: none)
+    int32_t n_window_blocks_used = 0;
     int64_t n_prefix_queried_tokens = 0;  // tokens looked up in the prefix cache
     int64_t n_prefix_hit_tokens = 0;      // of which found
     int64_t n_disk_blocks_loaded = 0;     // prefix blocks read back from the disk tier
@@ -80,6 +82,10 @@ public:
 
     const EngineStats& stats() const { return stats_; }
     int32_t n_free_blocks() const { return block_pool_.n_free(); }
+    // Every block of every group is free (nothing holds KV).
+    bool all_blocks_free() const {
+        return block_pool_.n_used() == 0 && (!window_pool_ || window_pool_->n_used() == 0);
+    }
     // Null without a disk tier.
     const DiskKvCache* disk_cache() const { return disk_cache_.get(); }
 
@@ -95,6 +101,8 @@ private:
     void refresh_stats();
     // Offers the blocks this step filled to the prefix cache.
     void cache_full_blocks(Sequence& sequence, int32_t n_computed_before);
+    // Gives back the sliding-window blocks no future token can see.
+    void release_passed_window_blocks(Sequence& sequence);
     std::optional<kv::BlockId> load_from_disk(const kv::BlockHash& hash,
                                               std::span<const TokenId> tokens);
 
@@ -107,6 +115,7 @@ private:
     bool prefix_caching_;
     kv::BlockHash root_hash_;
     kv::BlockPool block_pool_;
+    std::unique_ptr<kv::BlockPool> window_pool_;  // null without a sliding-window group
     model::KvCacheStorage kv_storage_;
     Scheduler scheduler_;
     std::unique_ptr<DiskKvCache> disk_cache_;  // null without --kv-disk-cache

@@ -22,8 +22,27 @@ void Scheduler::add(Sequence* sequence) {
 void Scheduler::remove(Sequence* sequence) {
     std::erase(waiting_, sequence);
     std::erase(running_, sequence);
-    sequence->blocks.release_all(pool_);
+    release_kv(*sequence);
     sequence->n_computed = 0;
+}
+
+bool Scheduler::grow_kv(Sequence& sequence, int32_t n_tokens) {
+    if (!fits(sequence, n_tokens, 0)) return false;
+    bool grown = sequence.blocks.grow_to(n_tokens, pool_);
+    if (window_pool_ != nullptr) grown = grown && sequence.window_blocks.grow_to(n_tokens, *window_pool_);
+    LADDER_CHECK(grown, "blocks counted free could not be allocated");
+    return true;
+}
+
+bool Scheduler::fits(const Sequence& sequence, int32_t n_tokens, int32_t reserve) const {
+    if (sequence.blocks.blocks_missing(n_tokens) + reserve > pool_.n_free()) return false;
+    return window_pool_ == nullptr ||
+           sequence.window_blocks.blocks_missing(n_tokens) + reserve <= window_pool_->n_free();
+}
+
+void Scheduler::release_kv(Sequence& sequence) {
+    sequence.blocks.release_all(pool_);
+    if (window_pool_ != nullptr) sequence.window_blocks.release_all(*window_pool_);
 }
 
 const Schedule& Scheduler::schedule() {
@@ -50,7 +69,7 @@ bool Scheduler::schedule_running(int32_t& budget) {
         const int32_t share = decode ? budget : budget - decodes_left;
         const int32_t n = std::min(sequence->n_uncomputed(), share);
         if (n <= 0) continue;
-        while (!sequence->blocks.grow_to(sequence->n_computed + n, pool_)) {
+        while (!grow_kv(*sequence, sequence->n_computed + n)) {
             Sequence* victim = preempt_newest();
             if (victim == sequence) return false;
             decodes_left -= victim->n_uncomputed() == 1 ? 1 : 0;
@@ -79,15 +98,13 @@ void Scheduler::admit_waiting(int32_t& budget) {
             }
         }
         const int32_t n = std::min(sequence->n_uncomputed(), budget);
-        const int32_t missing = sequence->blocks.blocks_missing(sequence->n_computed + n);
         const int32_t reserve = running_.empty() ? 0 : watermark_blocks_;
-        if (missing + reserve > pool_.n_free()) {
+        if (!fits(*sequence, sequence->n_computed + n, reserve)) {
             // Not this step: the cached blocks go back, to be found again.
             if (fresh) give_back_blocks(*sequence);
             break;
         }
-        const bool grown = sequence->blocks.grow_to(sequence->n_computed + n, pool_);
-        LADDER_CHECK(grown, "blocks counted free could not be allocated");
+        grow_kv(*sequence, sequence->n_computed + n);
         it = waiting_.erase(it);
         sequence->status = SequenceStatus::Running;
         running_.push_back(sequence);
@@ -114,11 +131,46 @@ void Scheduler::take_cached_prefix(Sequence& sequence) {
         if (!block) break;
         sequence.blocks.append(*block);
     }
+    if (window_pool_ != nullptr) n_hit = take_window_blocks(sequence, n_hit);
     sequence.n_computed = static_cast<int32_t>(n_hit) * block_size;
 }
 
+size_t Scheduler::take_window_blocks(Sequence& sequence, size_t n_hit) {
+    const int32_t block_size = pool_.block_size();
+    // The first window block the next token needs, when n blocks are reused.
+    auto first_needed = [&](size_t n) {
+        return static_cast<size_t>(
+            std::max(0, static_cast<int32_t>(n) * block_size - window_ + 1) / block_size);
+    };
+    auto window_block_cached = [&](size_t i) {
+        const std::span<const TokenId> tokens(sequence.tokens.data() + i * block_size,
+                                              static_cast<size_t>(block_size));
+        return window_pool_->has_cached(sequence.block_hashes[i], tokens);
+    };
+    // Reuse only as far as the sliding-window layers still hold the blocks
+    // that the window behind that point covers.
+    size_t n_usable = n_hit;
+    for (; n_usable > 0; --n_usable) {
+        bool all_cached = true;
+        for (size_t i = first_needed(n_usable); i < n_usable && all_cached; ++i) {
+            all_cached = window_block_cached(i);
+        }
+        if (all_cached) break;
+    }
+    while (static_cast<size_t>(sequence.blocks.n_blocks()) > n_usable) {
+        sequence.blocks.release_last(pool_);
+    }
+    sequence.window_blocks.pad_released(static_cast<int32_t>(first_needed(n_usable)));
+    for (size_t i = first_needed(n_usable); i < n_usable; ++i) {
+        const std::span<const TokenId> tokens(sequence.tokens.data() + i * block_size,
+                                              static_cast<size_t>(block_size));
+        sequence.window_blocks.append(*window_pool_->take_cached(sequence.block_hashes[i], tokens));
+    }
+    return n_usable;
+}
+
 void Scheduler::give_back_blocks(Sequence& sequence) {
-    sequence.blocks.release_all(pool_);
+    release_kv(sequence);
     sequence.n_computed = 0;
 }
 
@@ -157,7 +209,7 @@ Sequence* Scheduler::preempt_newest() {
     Sequence* victim = running_.back();
     running_.pop_back();
     // Its generated tokens stay; everything is recomputed on readmission.
-    victim->blocks.release_all(pool_);
+    release_kv(*victim);
     victim->n_computed = 0;
     victim->status = SequenceStatus::Waiting;
     ++victim->n_preemptions;

@@ -48,6 +48,12 @@ public:
               bool prefix_caching);
 
     void set_missing_block_loader(LoadMissingBlock loader) { load_missing_ = std::move(loader); }
+    // The sliding-window layers' pool (KvCachePlan::n_window_blocks > 0):
+    // every sequence then also needs blocks there for the tokens it computes.
+    void set_window_group(kv::BlockPool* window_pool, int32_t window) {
+        window_pool_ = window_pool;
+        window_ = window;
+    }
     // Queues a new sequence behind the others.
     void add(Sequence* sequence);
     // Takes a sequence out wherever it is (finished or aborted) and frees its blocks.
@@ -73,6 +79,13 @@ private:
     // Takes the cached blocks that hold the sequence's leading full blocks;
     // its last token is always left to compute (it gives the logits).
     void take_cached_prefix(Sequence& sequence);
+    // With a window group: how many of the n_hit prefix blocks can be reused
+    // given the window blocks still cached; takes those and drops the rest.
+    size_t take_window_blocks(Sequence& sequence, size_t n_hit);
+    // Blocks in both groups for positions [0, n_tokens): all or nothing.
+    bool grow_kv(Sequence& sequence, int32_t n_tokens);
+    bool fits(const Sequence& sequence, int32_t n_tokens, int32_t reserve) const;
+    void release_kv(Sequence& sequence);
     void give_back_blocks(Sequence& sequence);
     void count_prefix_hit(Sequence& sequence);
     // Hashes of the full blocks running sequences are about to compute.
@@ -91,6 +104,8 @@ private:
     int64_t n_prefix_hit_tokens_ = 0;
     std::unordered_set<kv::BlockHash, kv::BlockHashHasher> blocks_in_flight_;
     LoadMissingBlock load_missing_;
+    kv::BlockPool* window_pool_ = nullptr;
+    int32_t window_ = 0;
     std::deque<Sequence*> waiting_;
     std::vector<Sequence*> running_;  // oldest admission first
     Schedule schedule_;

@@ -30,6 +30,7 @@ struct Sequence {
           max_tokens(max_tokens),
           tokens(std::move(params.prompt)),
           blocks(block_size),
+          window_blocks(block_size),
           sampler(params.sampling),
           detokenizer(tokenizer),
           stop_matcher(std::move(params.stop)),
@@ -60,6 +61,7 @@ struct Sequence {
     int32_t n_computed = 0;        // tokens whose K/V are in the cache
     int32_t n_cached_prompt_tokens = 0;
     kv::BlockTable blocks;
+    kv::BlockTable window_blocks;  // the sliding-window layers' own, when the cache has that group
     Sampler sampler;
     tokenizer::StreamingDetokenizer detokenizer;
     StopMatcher stop_matcher;

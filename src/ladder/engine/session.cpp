@@ -78,7 +78,7 @@ void Session::compute(int32_t begin, int32_t end, bool all_logits, float* logits
                     block_size_ +
                 position % block_size_);
         }
-        batch_.sequences.push_back({0, n, chunk_end, block_table_});
+        batch_.sequences.push_back({0, n, chunk_end, block_table_, {}});
         const bool last_chunk = chunk_end == end;
         float* out = logits_out;
         if (all_logits) {

@@ -96,15 +96,19 @@ int32_t BlockPool::ref_count(BlockId block) const {
     return ref_counts_[block];
 }
 
-std::optional<BlockId> BlockPool::take_cached(const BlockHash& hash, std::span<const int32_t> tokens) {
+bool BlockPool::has_cached(const BlockHash& hash, std::span<const int32_t> tokens) const {
     const auto it = cached_.find(hash);
-    if (it == cached_.end()) return std::nullopt;
-    const BlockId block = it->second;
+    if (it == cached_.end()) return false;
     const auto stored = std::span<const int32_t>(tokens_).subspan(
-        static_cast<size_t>(block) * static_cast<size_t>(block_size_), static_cast<size_t>(block_size_));
-    if (tokens.size() != stored.size() || !std::equal(tokens.begin(), tokens.end(), stored.begin())) {
-        return std::nullopt;  // a 128-bit collision: never share it
-    }
+        static_cast<size_t>(it->second) * static_cast<size_t>(block_size_),
+        static_cast<size_t>(block_size_));
+    // A 128-bit collision must never share a block.
+    return tokens.size() == stored.size() && std::equal(tokens.begin(), tokens.end(), stored.begin());
+}
+
+std::optional<BlockId> BlockPool::take_cached(const BlockHash& hash, std::span<const int32_t> tokens) {
+    if (!has_cached(hash, tokens)) return std::nullopt;
+    const BlockId block = cached_.find(hash)->second;
     if (ref_counts_[block] == 0) unlink(evictable_, block);
     ++ref_counts_[block];
     return block;

@@ -61,6 +61,8 @@ public:
     // block became the cached copy.
     bool cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens);
     bool is_cached(BlockId block) const { return hashes_[static_cast<size_t>(block)].has_value(); }
+    // Whether take_cached would find the block (nothing is taken).
+    bool has_cached(const BlockHash& hash, std::span<const int32_t> tokens) const;
 
 private:
     // An intrusive doubly linked list over block ids; every block is in at

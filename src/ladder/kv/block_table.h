@@ -1,5 +1,7 @@
 // One sequence's KV blocks, in position order: position p lives in block
-// blocks()[p / block_size] at offset p % block_size.
+// blocks()[p / block_size] at offset p % block_size. For sliding-window
+// layers, blocks the window has passed are given back and their entries
+// become kReleased (never read again).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,8 @@
 #include "ladder/kv/block_pool.h"
 
 namespace ladder::kv {
+
+inline constexpr BlockId kReleased = -1;
 
 class BlockTable {
 public:
@@ -25,6 +29,14 @@ public:
     void append(BlockId block) { blocks_.push_back(block); }
     // Gives every block back to the pool.
     void release_all(BlockPool& pool);
+    // Gives back the blocks before index first_live (a sliding window has
+    // passed them); their entries become kReleased.
+    void release_before(int32_t first_live, BlockPool& pool);
+    // Gives back the last block (a prefix hit cut short).
+    void release_last(BlockPool& pool);
+    // Appends kReleased entries up to n (a prefix hit that needs no blocks
+    // that far back).
+    void pad_released(int32_t n);
 
     // Where position's K/V lives: block * block_size + offset.
     int64_t slot(int32_t position) const;
@@ -35,6 +47,7 @@ public:
 private:
     int32_t block_size_;
     std::vector<BlockId> blocks_;
+    int32_t first_live_ = 0;  // entries before it are kReleased
 };
 
 }  // namespace ladder::kv

@@ -1,10 +1,16 @@
 // The memory of the paged KV cache: K and V of every layer in fixed-size blocks,
 // F16, allocated once. Which block belongs to whom is the kv/ module's business;
 // this only stores numbers at slots.
+//
+// Layers may be split in two groups with block ids of their own: the full-
+// attention layers, and the sliding-window layers, whose old blocks can be
+// given back once every window has passed them (Batch carries a block table
+// and slots per group). With one group, every layer shares the block ids.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace ladder::model {
 
@@ -23,41 +29,56 @@ struct KvCacheShape {
 
 class KvCacheStorage {
 public:
+    // One group: every layer uses shape.n_blocks blocks.
     explicit KvCacheStorage(const KvCacheShape& shape);
+    // Two groups: the layers with windowed[layer] set get n_window_blocks
+    // blocks of their own; the others get shape.n_blocks.
+    KvCacheStorage(const KvCacheShape& shape, const std::vector<bool>& windowed,
+                   int32_t n_window_blocks);
 
+    // n_layers counts every layer; n_blocks is the full-attention group's.
     const KvCacheShape& shape() const { return shape_; }
+    bool has_window_group() const { return n_window_layers_ > 0; }
+    bool in_window_group(int32_t layer) const { return group_[static_cast<size_t>(layer)] == 1; }
+    int32_t n_window_blocks() const { return n_window_blocks_; }
 
-    // Layout [layer][block][kv_head][token in block][head_dim]: the attention
-    // kernel reads one head's keys of a block as one contiguous run.
+    // Layout per group [layer in group][block][kv_head][token in block][head_dim]:
+    // the attention kernel reads one head's keys of a block as one contiguous run.
     uint16_t* keys(int32_t layer, int32_t block, int32_t kv_head) {
-        return keys_.get() + offset(layer, block, kv_head);
+        return keys_[group_[static_cast<size_t>(layer)]].get() + offset(layer, block, kv_head);
     }
     uint16_t* values(int32_t layer, int32_t block, int32_t kv_head) {
-        return values_.get() + offset(layer, block, kv_head);
+        return values_[group_[static_cast<size_t>(layer)]].get() + offset(layer, block, kv_head);
     }
     const uint16_t* keys(int32_t layer, int32_t block, int32_t kv_head) const {
-        return keys_.get() + offset(layer, block, kv_head);
+        return keys_[group_[static_cast<size_t>(layer)]].get() + offset(layer, block, kv_head);
     }
     const uint16_t* values(int32_t layer, int32_t block, int32_t kv_head) const {
-        return values_.get() + offset(layer, block, kv_head);
+        return values_[group_[static_cast<size_t>(layer)]].get() + offset(layer, block, kv_head);
     }
-    int64_t size_bytes() const {
-        return 2 * n_elements_ * static_cast<int64_t>(sizeof(uint16_t));
-    }
+    int64_t size_bytes() const { return size_bytes_; }
 
 private:
     int64_t offset(int32_t layer, int32_t block, int32_t kv_head) const {
-        return ((static_cast<int64_t>(layer) * shape_.n_blocks + block) * shape_.n_kv_heads +
+        const auto g = static_cast<size_t>(group_[static_cast<size_t>(layer)]);
+        const int64_t n_blocks = g == 0 ? shape_.n_blocks : n_window_blocks_;
+        return ((static_cast<int64_t>(index_in_group_[static_cast<size_t>(layer)]) * n_blocks +
+                 block) *
+                    shape_.n_kv_heads +
                 kv_head) *
                shape_.block_size * shape_.head_dim;
     }
 
     KvCacheShape shape_;
-    int64_t n_elements_ = 0;  // of keys_, and of values_
+    std::vector<uint8_t> group_;            // [n_layers] 0 full attention, 1 sliding window
+    std::vector<int32_t> index_in_group_;   // [n_layers]
+    int32_t n_window_layers_ = 0;
+    int32_t n_window_blocks_ = 0;
+    int64_t size_bytes_ = 0;
     // Left uninitialized: a slot is always written before it is read, and
     // untouched pages of a large cache cost no memory until used.
-    std::unique_ptr<uint16_t[]> keys_;    // [n_layers, n_blocks, n_kv_heads, block_size, head_dim]
-    std::unique_ptr<uint16_t[]> values_;  // same
+    std::unique_ptr<uint16_t[]> keys_[2];    // per group
+    std::unique_ptr<uint16_t[]> values_[2];  // same
 };
 
 }  // namespace ladder::model

@@ -49,7 +49,9 @@ void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer
                                    static_cast<int64_t>(head) * config.head_dim;
             const int32_t position = batch.positions[static_cast<size_t>(row)];
             const int32_t first_visible = window > 0 ? std::max(0, position - window + 1) : 0;
-            kernels::cpu::attend_head(scratch.q.data() + offset, sequence.block_table.data(),
+            const int32_t* blocks = kv.in_window_group(layer) ? sequence.window_block_table.data()
+                                                               : sequence.block_table.data();
+            kernels::cpu::attend_head(scratch.q.data() + offset, blocks,
                                       first_visible, position + 1, kv_layer, head / group, scale,
                                       scores, scratch.attn.data() + offset);
         }
