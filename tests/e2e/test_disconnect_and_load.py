@@ -104,9 +104,13 @@ def test_queue_limit_gives_429_with_retry_after():
             else:
                 assert status == 200 and body[-1] == "[DONE]"
         wait_for_idle(server)
-        # With the queue empty again, requests are admitted.
+        # With the queue empty again, requests are admitted, but never one
+        # with more choices than the queue holds.
         assert http_raw.request(server, "POST", COMPLETIONS,
                                 {"prompt": "Hi", "max_tokens": 2})[0] == 200
+        status, _, error = http_raw.request_json(server, "POST", COMPLETIONS,
+                                                 {"prompt": "Hi", "max_tokens": 2, "n": 5})
+        assert status == 400 and error["error"]["param"] == "n"
     finally:
         assert server.stop() == 0
 

@@ -27,6 +27,15 @@ std::vector<engine::RequestId> Admission::submit(
                        "shutting_down");
     }
     const auto n_new = static_cast<int64_t>(requests.size());
+    // Every new request waits until the engine picks it up, so one larger
+    // than the queue could never enter: that is the request's fault.
+    if (max_queue_ && n_new > *max_queue_) {
+        throw ApiError(400, "invalid_request_error",
+                       fmt::format("this request needs {} engine requests (prompts x n), more "
+                                   "than the server's queue of {} holds",
+                                   n_new, *max_queue_),
+                       "n");
+    }
     if (max_queue_) {
         const int64_t waiting = n_waiting();
         if (waiting + n_new > *max_queue_) {

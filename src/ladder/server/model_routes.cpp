@@ -29,10 +29,7 @@ void add_model_routes(Router& router, ServerContext& context) {
                });
     router.get(R"(/v1/models/(.+))", Router::Access::ApiKey,
                [&context](const httplib::Request& request, httplib::Response& response) {
-                   const std::string name = request.matches[1].str();
-                   // An empty name would be accepted as "absent" elsewhere.
-                   if (name.empty()) require_served_model(context.config, "/");
-                   require_served_model(context.config, name);
+                   require_served_model(context.config, request.matches[1].str());
                    send_json(response, 200, model_json(context));
                });
     router.get(

@@ -20,6 +20,11 @@ Router::Handler Router::guarded(Access access, Handler handler) const {
             send_error(response, error);
         } catch (const util::InputError& error) {
             send_error(response, ApiError(400, "invalid_request_error", error.what()));
+        } catch (const nlohmann::json::exception& error) {
+            // Only a request's JSON can be of the wrong shape: a safety net
+            // for a check the parsers missed, still the client's 400.
+            send_error(response, ApiError(400, "invalid_request_error",
+                                          std::string("malformed request: ") + error.what()));
         } catch (const std::exception& error) {
             // Input never lands here (it is an InputError); this is our bug.
             std::fprintf(stderr, "ladder serve: internal error on %s %s: %s\n",
