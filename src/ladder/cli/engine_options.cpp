@@ -88,8 +88,14 @@ int64_t parse_byte_size(std::string_view text, std::string_view flag) {
 }
 
 std::string kv_cache_summary(const engine::KvCachePlan& plan) {
-    return fmt::format("KV cache: {} blocks = {} tokens ({:.2f} GiB)", plan.n_blocks, plan.n_tokens(),
-                       static_cast<double>(plan.bytes) / (1024.0 * 1024.0 * 1024.0));
+    std::string summary =
+        fmt::format("KV cache: {} blocks = {} tokens ({:.2f} GiB)", plan.n_blocks, plan.n_tokens(),
+                    static_cast<double>(plan.bytes) / (1024.0 * 1024.0 * 1024.0));
+    if (plan.n_window_blocks > 0) {
+        summary += fmt::format(", plus {} blocks for the {}-token sliding-window layers",
+                               plan.n_window_blocks, plan.window);
+    }
+    return summary;
 }
 
 }  // namespace ladder::cli

@@ -32,7 +32,8 @@ void add_engine_options(CLI::App& command, EngineOptions& options);
 engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_key);
 // "1073741824", "512MiB", "2GiB", "1.5GB": a byte count. Throws util::InputError.
 int64_t parse_byte_size(std::string_view text, std::string_view flag);
-// "KV cache: 4096 blocks = 65536 tokens (1.41 GiB)".
+// "KV cache: 4096 blocks = 65536 tokens (1.41 GiB)", and the sliding-window
+// group's blocks when the model has one.
 std::string kv_cache_summary(const engine::KvCachePlan& plan);
 
 }  // namespace ladder::cli
