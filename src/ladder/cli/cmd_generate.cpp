@@ -66,7 +66,8 @@ std::vector<engine::RequestParams> parse_requests(const std::vector<std::string>
             const json body = json::parse(lines[i]);
             const bool chat = body.is_object() && body.contains("messages");
             const server::CompletionRequest request = server::parse_completion_request(
-                body, chat ? server::Endpoint::ChatCompletions : server::Endpoint::Completions, bundle);
+                body, chat ? server::Endpoint::ChatCompletions : server::Endpoint::Completions,
+                bundle);
             InputLine input{requests.size(), 0, static_cast<size_t>(request.n)};
             for (const auto& prompt : request.prompts) {
                 for (int32_t c = 0; c < request.n; ++c) {
@@ -125,7 +126,8 @@ json timings_json(const engine::BatchResult& result) {
             {"tpot_s", tpot}};
 }
 
-json line_json(size_t index, const InputLine& input, const std::vector<engine::BatchResult>& results) {
+json line_json(size_t index, const InputLine& input,
+               const std::vector<engine::BatchResult>& results) {
     json choices = json::array();
     int64_t prompt_tokens = 0;
     int64_t completion_tokens = 0;
@@ -161,7 +163,8 @@ public:
         last_draw_ = now;
         constexpr int kWidth = 30;
         const int filled = static_cast<int>(kWidth * done / std::max<int64_t>(total, 1));
-        std::fprintf(stderr, "\r[%s%s] %lld/%lld requests", std::string(static_cast<size_t>(filled), '=').c_str(),
+        std::fprintf(stderr, "\r[%s%s] %lld/%lld requests",
+                     std::string(static_cast<size_t>(filled), '=').c_str(),
                      std::string(static_cast<size_t>(kWidth - filled), ' ').c_str(),
                      static_cast<long long>(done), static_cast<long long>(total));
         if (done == total) std::fputc('\n', stderr);
@@ -185,8 +188,9 @@ void print_summary(const std::vector<engine::BatchResult>& results, double secon
     std::fprintf(stderr,
                  "generate: %zu requests, %lld prompt + %lld generated tokens in %.2f s: "
                  "%.1f output tokens/s, %.1f total tokens/s, %lld preemptions\n",
-                 results.size(), static_cast<long long>(prompt_tokens), static_cast<long long>(generated),
-                 seconds, static_cast<double>(generated) / seconds,
+                 results.size(), static_cast<long long>(prompt_tokens),
+                 static_cast<long long>(generated), seconds,
+                 static_cast<double>(generated) / seconds,
                  static_cast<double>(prompt_tokens + generated) / seconds,
                  static_cast<long long>(preemptions));
     const double steps = static_cast<double>(std::max<int64_t>(stats.n_steps, 1));
@@ -210,7 +214,8 @@ void run_generate(const GenerateOptions& options) {
     const engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.engine.model_path), options.engine.chat_template);
     util::ThreadPool pool(options.engine.n_threads);
-    engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, engine_config(options.engine, bundle.identity));
+    engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool,
+                            engine_config(options.engine, bundle.identity));
     std::vector<InputLine> inputs;
     std::vector<engine::RequestParams> requests =
         parse_requests(read_lines(options.input_path), bundle, core, inputs);
@@ -231,7 +236,8 @@ void run_generate(const GenerateOptions& options) {
         if (!file) util::fail("cannot open '{}' for writing", options.output_path);
         out = &file;
     }
-    for (size_t i = 0; i < inputs.size(); ++i) *out << line_json(i, inputs[i], results).dump() << '\n';
+    for (size_t i = 0; i < inputs.size(); ++i)
+        *out << line_json(i, inputs[i], results).dump() << '\n';
     out->flush();
     if (!*out) util::fail("writing '{}' failed", options.output_path);
     print_summary(results, seconds, core.stats(), kv_peak);
@@ -244,10 +250,11 @@ void add_generate_command(CLI::App& app) {
     CLI::App* command = app.add_subcommand(
         "generate", "run a file of requests through the engine together (offline batch)");
     add_engine_options(*command, options->engine);
-    command->add_option("-i,--input", options->input_path,
-                        "JSONL requests, one per line: prompt or messages, with OpenAI's "
-                        "sampling fields (max_tokens, temperature, top_p, seed, stop, n, ...) "
-                        "and ignore_eos; - for stdin")
+    command
+        ->add_option("-i,--input", options->input_path,
+                     "JSONL requests, one per line: prompt or messages, with OpenAI's "
+                     "sampling fields (max_tokens, temperature, top_p, seed, stop, n, ...) "
+                     "and ignore_eos; - for stdin")
         ->required();
     command->add_option("-o,--output", options->output_path,
                         "JSONL results in input order: text, finish_reason, usage, timings; "

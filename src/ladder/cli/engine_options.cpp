@@ -28,20 +28,23 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
     command.add_option("--max-num-seqs", options.max_num_seqs, "most sequences in one step")
         ->default_val(options.max_num_seqs)
         ->check(CLI::Range(1, 65536));
-    command.add_option("--max-num-batched-tokens", options.max_num_batched_tokens,
-                       "most tokens in one step; longer prompts are prefilled in chunks")
+    command
+        .add_option("--max-num-batched-tokens", options.max_num_batched_tokens,
+                    "most tokens in one step; longer prompts are prefilled in chunks")
         ->default_val(options.max_num_batched_tokens)
         ->check(CLI::Range(1, 1 << 20));
-    command.add_option("--max-model-len", options.max_model_len,
-                       "context limit per request, prompt and output (default: the model's)")
+    command
+        .add_option("--max-model-len", options.max_model_len,
+                    "context limit per request, prompt and output (default: the model's)")
         ->check(CLI::Range(1, 1 << 24));
     command.add_flag("!--no-prefix-cache", options.prefix_caching,
                      "do not reuse the KV of prompt prefixes computed before (for comparison)");
     command.add_option("--kv-disk-cache", options.kv_disk_cache,
                        "directory for the prefix cache's disk tier: full KV blocks are kept "
                        "there and read back on a later hit, across restarts");
-    command.add_option("--kv-disk-cache-size", options.kv_disk_cache_size,
-                       "byte limit of the disk tier, oldest blocks out first")
+    command
+        .add_option("--kv-disk-cache-size", options.kv_disk_cache_size,
+                    "byte limit of the disk tier, oldest blocks out first")
         ->default_val(options.kv_disk_cache_size);
 }
 
@@ -56,7 +59,8 @@ engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_
     if (options.max_model_len > 0) config.max_model_len = options.max_model_len;
     config.prefix_caching = options.prefix_caching;
     config.kv_disk_cache_dir = options.kv_disk_cache;
-    config.kv_disk_cache_bytes = parse_byte_size(options.kv_disk_cache_size, "--kv-disk-cache-size");
+    config.kv_disk_cache_bytes =
+        parse_byte_size(options.kv_disk_cache_size, "--kv-disk-cache-size");
     config.model_key = model_key;
     return config;
 }
@@ -75,16 +79,19 @@ int64_t parse_byte_size(std::string_view text, std::string_view flag) {
     }};
     double number = 0.0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-    std::string_view unit = error == std::errc{} ? text.substr(static_cast<size_t>(end - text.data()))
-                                                 : std::string_view{"?"};
-    while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.remove_prefix(1);
+    std::string_view unit = error == std::errc{}
+                                ? text.substr(static_cast<size_t>(end - text.data()))
+                                : std::string_view{"?"};
+    while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())))
+        unit.remove_prefix(1);
     for (const auto& [name, scale] : kUnits) {
         if (unit != name) continue;
         const double bytes = number * scale;
         if (!std::isfinite(bytes) || bytes < 1.0 || bytes > 9.0e18) break;
         return static_cast<int64_t>(bytes);
     }
-    util::fail("{} must be a positive size such as 1073741824, 512MiB or 2GiB (got '{}')", flag, text);
+    util::fail("{} must be a positive size such as 1073741824, 512MiB or 2GiB (got '{}')", flag,
+               text);
 }
 
 std::string kv_cache_summary(const engine::KvCachePlan& plan) {

@@ -22,7 +22,7 @@ struct EngineOptions {
     int max_num_batched_tokens = 512;
     int max_model_len = 0;  // 0: the model's context
     bool prefix_caching = true;
-    std::string kv_disk_cache;       // directory; empty: no disk tier
+    std::string kv_disk_cache;  // directory; empty: no disk tier
     std::string kv_disk_cache_size = "10GiB";
 };
 

@@ -23,7 +23,8 @@ std::vector<BatchResult> run_batch(EngineCore& core, std::vector<RequestParams> 
             result.token_ids.insert(result.token_ids.end(), output.token_ids.begin(),
                                     output.token_ids.end());
             result.text += output.text;
-            for (TokenLogprob& logprob : output.logprobs) result.logprobs.push_back(std::move(logprob));
+            for (TokenLogprob& logprob : output.logprobs)
+                result.logprobs.push_back(std::move(logprob));
             if (!output.token_ids.empty()) result.last_token_time = output.time;
             result.n_prompt_tokens = output.n_prompt_tokens;
             result.n_cached_prompt_tokens = output.n_cached_prompt_tokens;

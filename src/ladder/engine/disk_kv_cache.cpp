@@ -36,8 +36,8 @@ struct FileHeader {
     uint32_t block_size;
     uint64_t hash_low;
     uint64_t hash_high;
-    uint64_t payload_bytes;   // token ids and K/V after the header
-    uint64_t checksum;        // XXH3-64 of those bytes
+    uint64_t payload_bytes;  // token ids and K/V after the header
+    uint64_t checksum;       // XXH3-64 of those bytes
 };
 static_assert(sizeof(FileHeader) == 72);
 
@@ -47,7 +47,8 @@ std::string hex_name(const kv::BlockHash& hash) {
 
 // The hash a file name spells, or nullopt for a name that is not ours.
 std::optional<kv::BlockHash> parse_name(const std::string& name) {
-    if (name.size() != 32 + std::strlen(kExtension) || !name.ends_with(kExtension)) return std::nullopt;
+    if (name.size() != 32 + std::strlen(kExtension) || !name.ends_with(kExtension))
+        return std::nullopt;
     kv::BlockHash hash;
     for (int i = 0; i < 32; ++i) {
         const char c = name[static_cast<size_t>(i)];
@@ -171,7 +172,8 @@ std::vector<uint8_t> DiskKvCache::encode(const kv::BlockHash& hash, std::span<co
     const size_t token_bytes = tokens.size_bytes();
     const size_t chunk = static_cast<size_t>(shape_.n_kv_heads) * shape_.block_size *
                          shape_.head_dim * sizeof(uint16_t);  // one layer's K (or V) of a block
-    std::vector<uint8_t> bytes(sizeof(FileHeader) + token_bytes + static_cast<size_t>(payload_bytes_));
+    std::vector<uint8_t> bytes(sizeof(FileHeader) + token_bytes +
+                               static_cast<size_t>(payload_bytes_));
     uint8_t* payload = bytes.data() + sizeof(FileHeader);
     std::memcpy(payload, tokens.data(), token_bytes);
     uint8_t* at = payload + token_bytes;
@@ -203,7 +205,8 @@ void DiskKvCache::store(const kv::BlockHash& hash, std::span<const int32_t> toke
         const std::lock_guard lock(mutex_);
         const int64_t queued_bytes = static_cast<int64_t>(queue_.size()) *
                                      (payload_bytes_ + static_cast<int64_t>(sizeof(FileHeader)));
-        if (files_.contains(hash) || queued_.contains(hash) || queued_bytes >= kMaxQueuedBytes) return;
+        if (files_.contains(hash) || queued_.contains(hash) || queued_bytes >= kMaxQueuedBytes)
+            return;
         queued_.emplace(hash, true);
     }
     PendingWrite write{hash, encode(hash, tokens, storage, block)};
@@ -268,18 +271,19 @@ bool DiskKvCache::load(const kv::BlockHash& hash, std::span<const int32_t> token
     FileHeader header{};
     if (!in.read(reinterpret_cast<char*>(&header), sizeof(header))) return reject();
     const uint64_t expected_payload = tokens.size_bytes() + static_cast<uint64_t>(payload_bytes_);
-    const bool matches =
-        std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0 && header.version == kVersion &&
-        header.dtype == kDtypeF16 && header.model_key == model_key_ &&
-        header.n_layers == static_cast<uint32_t>(shape_.n_layers) &&
-        header.n_kv_heads == static_cast<uint32_t>(shape_.n_kv_heads) &&
-        header.head_dim == static_cast<uint32_t>(shape_.head_dim) &&
-        header.block_size == static_cast<uint32_t>(shape_.block_size) &&
-        header.hash_low == hash.low && header.hash_high == hash.high &&
-        header.payload_bytes == expected_payload;
+    const bool matches = std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0 &&
+                         header.version == kVersion && header.dtype == kDtypeF16 &&
+                         header.model_key == model_key_ &&
+                         header.n_layers == static_cast<uint32_t>(shape_.n_layers) &&
+                         header.n_kv_heads == static_cast<uint32_t>(shape_.n_kv_heads) &&
+                         header.head_dim == static_cast<uint32_t>(shape_.head_dim) &&
+                         header.block_size == static_cast<uint32_t>(shape_.block_size) &&
+                         header.hash_low == hash.low && header.hash_high == hash.high &&
+                         header.payload_bytes == expected_payload;
     if (!matches) return reject();
     std::vector<uint8_t> payload(expected_payload);
-    if (!in.read(reinterpret_cast<char*>(payload.data()), static_cast<std::streamsize>(payload.size())) ||
+    if (!in.read(reinterpret_cast<char*>(payload.data()),
+                 static_cast<std::streamsize>(payload.size())) ||
         in.peek() != std::char_traits<char>::eof()) {
         return reject();  // truncated, or longer than it says
     }
@@ -298,7 +302,8 @@ bool DiskKvCache::load(const kv::BlockHash& hash, std::span<const int32_t> token
     ++stats_.n_loaded;
     // A block read is a block used: it moves to the young end.
     const auto it = files_.find(hash);
-    if (it != files_.end()) oldest_first_.splice(oldest_first_.end(), oldest_first_, it->second.age);
+    if (it != files_.end())
+        oldest_first_.splice(oldest_first_.end(), oldest_first_, it->second.age);
     return true;
 }
 

@@ -35,8 +35,8 @@ RequestId Engine::submit(RequestParams params, OutputSink sink) {
 
 std::pair<RequestId, std::shared_ptr<RequestStream>> Engine::submit(RequestParams params) {
     auto stream = std::make_shared<RequestStream>();
-    const RequestId id =
-        submit(std::move(params), [stream](RequestOutput&& output) { stream->push(std::move(output)); });
+    const RequestId id = submit(
+        std::move(params), [stream](RequestOutput&& output) { stream->push(std::move(output)); });
     return {id, stream};
 }
 
@@ -67,7 +67,8 @@ void Engine::run() {
             std::swap(aborts, aborts_);
         }
         // Submissions first, so that an abort right after a submit finds it.
-        for (Submission& s : submissions) core_.add_request(s.id, std::move(s.params), std::move(s.sink));
+        for (Submission& s : submissions)
+            core_.add_request(s.id, std::move(s.params), std::move(s.sink));
         for (RequestId id : aborts) core_.abort(id);
         submissions.clear();
         aborts.clear();
@@ -78,7 +79,8 @@ void Engine::run() {
     // Whatever is left gets its final output, so no reader waits forever.
     {
         const std::lock_guard lock(inbox_mutex_);
-        for (Submission& s : submissions_) core_.add_request(s.id, std::move(s.params), std::move(s.sink));
+        for (Submission& s : submissions_)
+            core_.add_request(s.id, std::move(s.params), std::move(s.sink));
         submissions_.clear();
     }
     core_.abort_all();

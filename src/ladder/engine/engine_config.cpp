@@ -27,15 +27,16 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
     if (block_size < 1 || block_size > 1024 || (block_size & (block_size - 1)) != 0) {
         util::fail("--block-size must be a power of two in [1, 1024] (got {})", block_size);
     }
-    if (config.max_num_seqs < 1) util::fail("--max-num-seqs must be >= 1 (got {})", config.max_num_seqs);
+    if (config.max_num_seqs < 1)
+        util::fail("--max-num-seqs must be >= 1 (got {})", config.max_num_seqs);
     if (config.max_num_batched_tokens < 1) {
         util::fail("--max-num-batched-tokens must be >= 1 (got {})", config.max_num_batched_tokens);
     }
     const int32_t model_context = model.config().context_length;
     const int32_t max_model_len = config.max_model_len.value_or(model_context);
     if (max_model_len < 1 || max_model_len > model_context) {
-        util::fail("--max-model-len must be in [1, {}], the model's context (got {})", model_context,
-                   max_model_len);
+        util::fail("--max-model-len must be in [1, {}], the model's context (got {})",
+                   model_context, max_model_len);
     }
     const model::ModelConfig& mc = model.config();
     // K and V of one token in one layer.
@@ -63,7 +64,8 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
         budget = *config.kv_cache_bytes;
     } else {
         const int64_t wanted = static_cast<int64_t>(config.max_num_seqs) *
-                                   ((max_model_len + block_size - 1) / block_size) * bytes_per_block +
+                                   ((max_model_len + block_size - 1) / block_size) *
+                                   bytes_per_block +
                                window_bytes_wanted;
         budget = std::min({wanted, kDefaultCapBytes, physical_memory_bytes() / 4});
     }
@@ -79,7 +81,8 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
         util::fail("the KV cache budget of {} bytes is below one block ({} bytes)", budget,
                    bytes_per_block);
     }
-    if (n_blocks > (int64_t{1} << 30)) util::fail("the KV cache budget of {} bytes is too large", budget);
+    if (n_blocks > (int64_t{1} << 30))
+        util::fail("the KV cache budget of {} bytes is too large", budget);
     KvCachePlan plan;
     plan.block_size = block_size;
     plan.n_blocks = static_cast<int32_t>(n_blocks);

@@ -15,12 +15,12 @@ class Model;
 namespace ladder::engine {
 
 struct EngineConfig {
-    int32_t block_size = 16;               // tokens per KV block
-    std::optional<int64_t> kv_cache_bytes; // unset: plan_kv_cache_bytes()
-    int32_t max_num_seqs = 256;            // sequences in one step
-    int32_t max_num_batched_tokens = 512;  // tokens in one step (prefill chunks included)
-    std::optional<int32_t> max_model_len;  // unset: the model's context
-    bool prefix_caching = true;            // reuse the KV of prompts' common prefixes
+    int32_t block_size = 16;                // tokens per KV block
+    std::optional<int64_t> kv_cache_bytes;  // unset: plan_kv_cache_bytes()
+    int32_t max_num_seqs = 256;             // sequences in one step
+    int32_t max_num_batched_tokens = 512;   // tokens in one step (prefill chunks included)
+    std::optional<int32_t> max_model_len;   // unset: the model's context
+    bool prefix_caching = true;             // reuse the KV of prompts' common prefixes
     // The prefix cache's disk tier: empty = none.
     std::string kv_disk_cache_dir;
     int64_t kv_disk_cache_bytes = int64_t{10} << 30;
@@ -37,13 +37,13 @@ struct EngineConfig {
 // The KV cache the engine will allocate, after defaults are resolved.
 struct KvCachePlan {
     int32_t block_size = 16;
-    int32_t n_blocks = 0;        // of the full-attention layers (of every layer without a window group)
-    int64_t bytes = 0;           // K and V of all layers, all blocks
+    int32_t n_blocks = 0;  // of the full-attention layers (of every layer without a window group)
+    int64_t bytes = 0;     // K and V of all layers, all blocks
     // The sliding-window layers' group: 0 blocks = no such group.
     int32_t n_window_blocks = 0;
-    int32_t window = 0;                 // tokens a sliding-window layer sees
-    std::vector<bool> window_layers;    // [n_layers] which layers are in that group
-    int32_t max_model_len = 0;   // the context limit every request is checked against
+    int32_t window = 0;               // tokens a sliding-window layer sees
+    std::vector<bool> window_layers;  // [n_layers] which layers are in that group
+    int32_t max_model_len = 0;        // the context limit every request is checked against
     int64_t n_tokens() const { return static_cast<int64_t>(n_blocks) * block_size; }
 };
 

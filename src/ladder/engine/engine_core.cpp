@@ -49,21 +49,25 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
                        ? std::make_unique<kv::BlockPool>(plan_.n_window_blocks, plan_.block_size)
                        : nullptr),
       kv_storage_(model.kv_cache_shape(plan_.n_blocks, plan_.block_size),
-                  plan_.n_window_blocks > 0 ? plan_.window_layers
-                                            : std::vector<bool>(static_cast<size_t>(model.config().n_layers)),
+                  plan_.n_window_blocks > 0
+                      ? plan_.window_layers
+                      : std::vector<bool>(static_cast<size_t>(model.config().n_layers)),
                   plan_.n_window_blocks),
       scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens,
                  config.prefix_caching) {
     if (config.max_num_batched_tokens < config.max_num_seqs) {
-        util::fail("--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}), or "
-                   "decodes would not fit one step",
-                   config.max_num_batched_tokens, config.max_num_seqs);
+        util::fail(
+            "--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}), or "
+            "decodes would not fit one step",
+            config.max_num_batched_tokens, config.max_num_seqs);
     }
     if (window_pool_) scheduler_.set_window_group(window_pool_.get(), plan_.window);
     if (!config.kv_disk_cache_dir.empty()) {
-        if (!prefix_caching_) util::fail("--kv-disk-cache needs prefix caching (drop --no-prefix-cache)");
-        disk_cache_ = std::make_unique<DiskKvCache>(config.kv_disk_cache_dir, config.kv_disk_cache_bytes,
-                                                    config.model_key, kv_storage_.shape());
+        if (!prefix_caching_)
+            util::fail("--kv-disk-cache needs prefix caching (drop --no-prefix-cache)");
+        disk_cache_ =
+            std::make_unique<DiskKvCache>(config.kv_disk_cache_dir, config.kv_disk_cache_bytes,
+                                          config.model_key, kv_storage_.shape());
         scheduler_.set_missing_block_loader(
             [this](const kv::BlockHash& hash, std::span<const TokenId> tokens) {
                 return load_from_disk(hash, tokens);
@@ -76,7 +80,8 @@ int32_t EngineCore::validate(const RequestParams& params) const {
     const int32_t vocab_size = model_.config().vocab_size;
     auto check_id = [&](TokenId id, const char* what) {
         if (id < 0 || id >= vocab_size) {
-            util::fail("{} holds token id {}, outside the vocabulary [0, {})", what, id, vocab_size);
+            util::fail("{} holds token id {}, outside the vocabulary [0, {})", what, id,
+                       vocab_size);
         }
     };
     if (params.prompt.empty()) util::fail("the prompt is empty");
@@ -154,7 +159,8 @@ void EngineCore::step() {
     build_batch(schedule);
     const double forward_start = util::now_seconds();
     const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
-    if (logits_.size() < batch_.logit_rows.size() * vocab) logits_.resize(batch_.logit_rows.size() * vocab);
+    if (logits_.size() < batch_.logit_rows.size() * vocab)
+        logits_.resize(batch_.logit_rows.size() * vocab);
     model_.forward(batch_, kv_storage_, pool_,
                    std::span<float>(logits_.data(), batch_.logit_rows.size() * vocab));
     const double forward_end = util::now_seconds();
@@ -171,7 +177,8 @@ void EngineCore::step() {
     finished_.clear();
     for (Sampled& s : sampled_) {
         TokenLogprob* logprob = s.sequence->params.logprobs ? &s.logprob : nullptr;
-        if (emit_token(*s.sequence, s.token, logprob, sampling_end)) finished_.push_back(s.sequence);
+        if (emit_token(*s.sequence, s.token, logprob, sampling_end))
+            finished_.push_back(s.sequence);
     }
     for (Sequence* sequence : finished_) sequences_.erase(sequence->id);
 
@@ -225,7 +232,8 @@ void EngineCore::sample_ready(const Schedule&) {
         // which sample() applies to row in place: they read a copy.
         const bool want_logprobs = sequence.params.logprobs.has_value();
         if (want_logprobs) sequence.raw_logits.assign(row.begin(), row.end());
-        for (const auto& [id, bias] : sequence.params.logit_bias) row[static_cast<size_t>(id)] += bias;
+        for (const auto& [id, bias] : sequence.params.logit_bias)
+            row[static_cast<size_t>(id)] += bias;
         // The penalties see the prompt too, as in llama.cpp and vLLM.
         s.token = sequence.sampler.sample(row, sequence.tokens);
         if (want_logprobs) {
@@ -241,8 +249,9 @@ void EngineCore::cache_full_blocks(Sequence& sequence, int32_t n_computed_before
     const int32_t end = std::min(sequence.n_computed / block_size,
                                  static_cast<int32_t>(sequence.block_hashes.size()));
     for (int32_t index = n_computed_before / block_size; index < end; ++index) {
-        const std::span<const TokenId> tokens(sequence.tokens.data() + static_cast<size_t>(index) * block_size,
-                                              static_cast<size_t>(block_size));
+        const std::span<const TokenId> tokens(
+            sequence.tokens.data() + static_cast<size_t>(index) * block_size,
+            static_cast<size_t>(block_size));
         const kv::BlockId block = sequence.blocks.blocks()[static_cast<size_t>(index)];
         const kv::BlockHash& hash = sequence.block_hashes[static_cast<size_t>(index)];
         // The window group's copy of the block too: a later prompt needs both.
@@ -316,7 +325,8 @@ bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* log
     return true;
 }
 
-void EngineCore::finish(Sequence& sequence, RequestOutput& output, FinishReason reason, double now) {
+void EngineCore::finish(Sequence& sequence, RequestOutput& output, FinishReason reason,
+                        double now) {
     scheduler_.remove(&sequence);
     sequence.timings.finished = now;
     output.timings = sequence.timings;

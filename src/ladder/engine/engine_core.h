@@ -32,12 +32,12 @@ struct EngineStats {
     int64_t n_kv_tokens = 0;  // tokens held in the KV cache by live sequences
     int64_t n_steps = 0;
     int64_t n_preemptions = 0;
-    int64_t n_prompt_tokens = 0;      // prompt tokens computed (recomputation included)
+    int64_t n_prompt_tokens = 0;  // prompt tokens computed (recomputation included)
     int64_t n_generated_tokens = 0;
     int64_t n_finished = 0;
     int64_t n_aborted = 0;
-    int32_t n_blocks_cached = 0;          // blocks holding a known prefix, in use or evictable
-    int32_t n_window_blocks = 0;          // the sliding-window layers' group (0: none)
+    int32_t n_blocks_cached = 0;  // blocks holding a known prefix, in use or evictable
+    int32_t n_window_blocks = 0;  // the sliding-window layers' group (0: none)
     int32_t n_window_blocks_used = 0;
     int64_t n_prefix_queried_tokens = 0;  // tokens looked up in the prefix cache
     int64_t n_prefix_hit_tokens = 0;      // of which found

@@ -25,9 +25,9 @@ struct RequestParams {
     SamplingParams sampling;
     // Tokens to generate at most; unset: up to the context limit.
     std::optional<int32_t> max_tokens;
-    std::vector<std::string> stop;         // stop strings, never returned as text
-    std::vector<TokenId> stop_token_ids;   // stop tokens besides end-of-generation
-    bool ignore_eos = false;               // benchmarks: always generate max_tokens
+    std::vector<std::string> stop;        // stop strings, never returned as text
+    std::vector<TokenId> stop_token_ids;  // stop tokens besides end-of-generation
+    bool ignore_eos = false;              // benchmarks: always generate max_tokens
     // Log-probabilities of each generated token: nullopt = none; n = the
     // sampled token's and the n most likely alternatives.
     std::optional<int32_t> logprobs;
@@ -56,15 +56,15 @@ struct RequestTimings {
 // finish reason; after it nothing more comes.
 struct RequestOutput {
     RequestId id{};
-    std::vector<TokenId> token_ids;       // new this step
-    std::string text;                     // new text this step (whole UTF-8 characters)
-    std::vector<TokenLogprob> logprobs;   // one per new token, when asked for
+    std::vector<TokenId> token_ids;      // new this step
+    std::string text;                    // new text this step (whole UTF-8 characters)
+    std::vector<TokenLogprob> logprobs;  // one per new token, when asked for
     std::optional<FinishReason> finish_reason;
-    double time = 0.0;                    // when this step's tokens were made
+    double time = 0.0;  // when this step's tokens were made
     int32_t n_prompt_tokens = 0;
-    int32_t n_generated_tokens = 0;       // so far, this step's included
-    int32_t n_cached_prompt_tokens = 0;   // prompt tokens whose KV was reused
-    int32_t n_preemptions = 0;            // times the request lost its KV and was recomputed
+    int32_t n_generated_tokens = 0;      // so far, this step's included
+    int32_t n_cached_prompt_tokens = 0;  // prompt tokens whose KV was reused
+    int32_t n_preemptions = 0;           // times the request lost its KV and was recomputed
     RequestTimings timings;
 
     bool finished() const { return finish_reason.has_value(); }

@@ -29,7 +29,8 @@ void Scheduler::remove(Sequence* sequence) {
 bool Scheduler::grow_kv(Sequence& sequence, int32_t n_tokens) {
     if (!fits(sequence, n_tokens, 0)) return false;
     bool grown = sequence.blocks.grow_to(n_tokens, pool_);
-    if (window_pool_ != nullptr) grown = grown && sequence.window_blocks.grow_to(n_tokens, *window_pool_);
+    if (window_pool_ != nullptr)
+        grown = grown && sequence.window_blocks.grow_to(n_tokens, *window_pool_);
     LADDER_CHECK(grown, "blocks counted free could not be allocated");
     return true;
 }
@@ -139,8 +140,8 @@ size_t Scheduler::take_window_blocks(Sequence& sequence, size_t n_hit) {
     const int32_t block_size = pool_.block_size();
     // The first window block the next token needs, when n blocks are reused.
     auto first_needed = [&](size_t n) {
-        return static_cast<size_t>(
-            std::max(0, static_cast<int32_t>(n) * block_size - window_ + 1) / block_size);
+        return static_cast<size_t>(std::max(0, static_cast<int32_t>(n) * block_size - window_ + 1) /
+                                   block_size);
     };
     auto window_block_cached = [&](size_t i) {
         const std::span<const TokenId> tokens(sequence.tokens.data() + i * block_size,

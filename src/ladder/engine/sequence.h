@@ -56,16 +56,16 @@ struct Sequence {
 
     RequestId id;
     int32_t n_prompt_tokens;
-    int32_t max_tokens;            // resolved against the context limit
-    std::vector<TokenId> tokens;   // prompt, then generated
-    int32_t n_computed = 0;        // tokens whose K/V are in the cache
+    int32_t max_tokens;           // resolved against the context limit
+    std::vector<TokenId> tokens;  // prompt, then generated
+    int32_t n_computed = 0;       // tokens whose K/V are in the cache
     int32_t n_cached_prompt_tokens = 0;
     kv::BlockTable blocks;
     kv::BlockTable window_blocks;  // the sliding-window layers' own, when the cache has that group
     Sampler sampler;
     tokenizer::StreamingDetokenizer detokenizer;
     StopMatcher stop_matcher;
-    RequestParams params;          // prompt moved out into tokens
+    RequestParams params;  // prompt moved out into tokens
     OutputSink sink;
     SequenceStatus status = SequenceStatus::Waiting;
     int32_t n_preemptions = 0;

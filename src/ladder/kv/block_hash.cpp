@@ -4,7 +4,6 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-
 namespace ladder::kv {
 
 BlockHash hash_block(const BlockHash& parent, std::span<const int32_t> tokens) {

@@ -103,10 +103,12 @@ bool BlockPool::has_cached(const BlockHash& hash, std::span<const int32_t> token
         static_cast<size_t>(it->second) * static_cast<size_t>(block_size_),
         static_cast<size_t>(block_size_));
     // A 128-bit collision must never share a block.
-    return tokens.size() == stored.size() && std::equal(tokens.begin(), tokens.end(), stored.begin());
+    return tokens.size() == stored.size() &&
+           std::equal(tokens.begin(), tokens.end(), stored.begin());
 }
 
-std::optional<BlockId> BlockPool::take_cached(const BlockHash& hash, std::span<const int32_t> tokens) {
+std::optional<BlockId> BlockPool::take_cached(const BlockHash& hash,
+                                              std::span<const int32_t> tokens) {
     if (!has_cached(hash, tokens)) return std::nullopt;
     const BlockId block = cached_.find(hash)->second;
     if (ref_counts_[block] == 0) unlink(evictable_, block);

@@ -50,8 +50,9 @@ void BlockTable::pad_released(int32_t n) {
 
 int64_t BlockTable::slot(int32_t position) const {
     const int32_t index = position / block_size_;
-    LADDER_CHECK(position >= 0 && index < n_blocks() && blocks_[static_cast<size_t>(index)] != kReleased,
-                 "position without a KV block");
+    LADDER_CHECK(
+        position >= 0 && index < n_blocks() && blocks_[static_cast<size_t>(index)] != kReleased,
+        "position without a KV block");
     return static_cast<int64_t>(blocks_[static_cast<size_t>(index)]) * block_size_ +
            position % block_size_;
 }

@@ -19,7 +19,9 @@ public:
     explicit BlockTable(int32_t block_size) : block_size_(block_size) {}
 
     // Blocks that n_tokens positions occupy.
-    int32_t blocks_for(int32_t n_tokens) const { return (n_tokens + block_size_ - 1) / block_size_; }
+    int32_t blocks_for(int32_t n_tokens) const {
+        return (n_tokens + block_size_ - 1) / block_size_;
+    }
     // Free blocks the pool must have before grow_to(n_tokens) can succeed.
     int32_t blocks_missing(int32_t n_tokens) const;
     // Allocates blocks until positions [0, n_tokens) have a place; all or

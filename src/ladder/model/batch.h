@@ -11,9 +11,9 @@
 namespace ladder::model {
 
 struct BatchSequence {
-    int32_t first_row = 0;  // index of its first token in Batch::tokens
-    int32_t n_tokens = 0;   // tokens it computes this step (rows first_row..)
-    int32_t n_context = 0;  // tokens in its KV after this step (past + n_tokens)
+    int32_t first_row = 0;                 // index of its first token in Batch::tokens
+    int32_t n_tokens = 0;                  // tokens it computes this step (rows first_row..)
+    int32_t n_context = 0;                 // tokens in its KV after this step (past + n_tokens)
     std::span<const int32_t> block_table;  // KV blocks holding positions 0..n_context-1
     // The sliding-window layers' own blocks, when the cache has that group
     // (KvCacheStorage::has_window_group); entries before the window may be -1.
@@ -23,8 +23,10 @@ struct BatchSequence {
 struct Batch {
     std::vector<int32_t> tokens;     // [T] token ids computed this step
     std::vector<int32_t> positions;  // [T] position of each token in its sequence
-    std::vector<int64_t> slots;      // [T] where each token's K/V is written: block * block_size + offset
-    std::vector<int64_t> window_slots;  // [T] the same in the sliding-window group, if the cache has one
+    std::vector<int64_t>
+        slots;  // [T] where each token's K/V is written: block * block_size + offset
+    std::vector<int64_t>
+        window_slots;  // [T] the same in the sliding-window group, if the cache has one
     std::vector<BatchSequence> sequences;
     std::vector<int32_t> logit_rows;  // rows whose logits are wanted, in output order
 

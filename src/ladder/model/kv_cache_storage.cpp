@@ -7,7 +7,8 @@
 namespace ladder::model {
 
 KvCacheStorage::KvCacheStorage(const KvCacheShape& shape)
-    : KvCacheStorage(shape, std::vector<bool>(static_cast<size_t>(std::max(shape.n_layers, 0))), 0) {}
+    : KvCacheStorage(shape, std::vector<bool>(static_cast<size_t>(std::max(shape.n_layers, 0))),
+                     0) {}
 
 KvCacheStorage::KvCacheStorage(const KvCacheShape& shape, const std::vector<bool>& windowed,
                                int32_t n_window_blocks)
@@ -23,9 +24,11 @@ KvCacheStorage::KvCacheStorage(const KvCacheShape& shape, const std::vector<bool
     }
     n_window_layers_ = n_in_group[1];
     LADDER_CHECK(n_window_layers_ == 0 || n_window_blocks > 0, "a window group needs blocks");
-    const int64_t per_block = static_cast<int64_t>(shape.n_kv_heads) * shape.block_size * shape.head_dim;
-    const int64_t n_elements[2] = {n_in_group[0] * shape.n_blocks * per_block,
-                                   n_in_group[1] * static_cast<int64_t>(n_window_blocks) * per_block};
+    const int64_t per_block =
+        static_cast<int64_t>(shape.n_kv_heads) * shape.block_size * shape.head_dim;
+    const int64_t n_elements[2] = {
+        n_in_group[0] * shape.n_blocks * per_block,
+        n_in_group[1] * static_cast<int64_t>(n_window_blocks) * per_block};
     for (int g = 0; g < 2; ++g) {
         if (n_elements[g] == 0) continue;
         keys_[g] = std::make_unique_for_overwrite<uint16_t[]>(static_cast<size_t>(n_elements[g]));

@@ -23,7 +23,8 @@ struct KvCacheShape {
 
     // Bytes of K and V for one token across all layers.
     int64_t bytes_per_token() const {
-        return int64_t{2} * n_layers * n_kv_heads * head_dim * static_cast<int64_t>(sizeof(uint16_t));
+        return int64_t{2} * n_layers * n_kv_heads * head_dim *
+               static_cast<int64_t>(sizeof(uint16_t));
     }
 };
 
@@ -70,8 +71,8 @@ private:
     }
 
     KvCacheShape shape_;
-    std::vector<uint8_t> group_;            // [n_layers] 0 full attention, 1 sliding window
-    std::vector<int32_t> index_in_group_;   // [n_layers]
+    std::vector<uint8_t> group_;           // [n_layers] 0 full attention, 1 sliding window
+    std::vector<int32_t> index_in_group_;  // [n_layers]
     int32_t n_window_layers_ = 0;
     int32_t n_window_blocks_ = 0;
     int64_t size_bytes_ = 0;

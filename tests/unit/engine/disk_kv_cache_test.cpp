@@ -51,7 +51,8 @@ bool same_block(const model::KvCacheStorage& a, kv::BlockId block_a, const model
                 kv::BlockId block_b) {
     const size_t n = static_cast<size_t>(kShape.block_size * kShape.head_dim);
     for (int32_t layer = 0; layer < kShape.n_layers; ++layer) {
-        if (!std::equal(a.keys(layer, block_a, 0), a.keys(layer, block_a, 0) + n, b.keys(layer, block_b, 0)) ||
+        if (!std::equal(a.keys(layer, block_a, 0), a.keys(layer, block_a, 0) + n,
+                        b.keys(layer, block_b, 0)) ||
             !std::equal(a.values(layer, block_a, 0), a.values(layer, block_a, 0) + n,
                         b.values(layer, block_b, 0))) {
             return false;
@@ -149,9 +150,10 @@ TEST(DiskKvCache, SizeLimitDropsTheOldestFiles) {
 TEST_F(EngineTest, DiskTierServesAPrefixAfterARestart) {
     TempDir dir;
     RequestParams params;
-    params.prompt = encode("A support bot sends the same long instruction block with every "
-                           "question, so its KV should come from the cache, even after the "
-                           "server restarts and memory is empty.");
+    params.prompt = encode(
+        "A support bot sends the same long instruction block with every "
+        "question, so its KV should come from the cache, even after the "
+        "server restarts and memory is empty.");
     params.sampling.temperature = 0.0f;
     params.max_tokens = 8;
     const Collected cold = run_alone(params);

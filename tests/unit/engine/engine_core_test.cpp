@@ -76,7 +76,8 @@ TEST_F(EngineTest, StopTokenIdEndsWithStopAndNoText) {
     params.stop_token_ids = {free_run.tokens[3]};
     const Collected stopped = run_alone(params);
     EXPECT_EQ(stopped.finish_reason, FinishReason::Stop);
-    const auto first = std::find(free_run.tokens.begin(), free_run.tokens.end(), free_run.tokens[3]);
+    const auto first =
+        std::find(free_run.tokens.begin(), free_run.tokens.end(), free_run.tokens[3]);
     const auto n_before = static_cast<size_t>(first - free_run.tokens.begin());
     EXPECT_EQ(stopped.tokens.size(), n_before + 1);
     EXPECT_EQ(stopped.text, bundle_->tokenizer->decode({free_run.tokens.data(), n_before}));
@@ -98,8 +99,7 @@ TEST_F(EngineTest, RefusesWhatCannotFitTheContext) {
 }
 
 TEST_F(EngineTest, RefusesARequestLargerThanTheWholeKvCache) {
-    const int64_t bytes_per_block =
-        bundle_->model->kv_cache_shape(1, 16).bytes_per_token() * 16;
+    const int64_t bytes_per_block = bundle_->model->kv_cache_shape(1, 16).bytes_per_token() * 16;
     auto core = make_core({.kv_cache_bytes = 4 * bytes_per_block});
     EXPECT_EQ(core->kv_plan().n_blocks, 4);
     EXPECT_NO_THROW(core->validate(greedy(encode("hi"), 32)));
@@ -161,7 +161,8 @@ TEST_F(EngineTest, PrefixCacheHitsGiveTheSameOutputsAsNoCache) {
             }
             expected = std::max(expected, common / 16 * 16);
         }
-        EXPECT_EQ(warm_results[id].last.n_cached_prompt_tokens, static_cast<int32_t>(expected)) << i;
+        EXPECT_EQ(warm_results[id].last.n_cached_prompt_tokens, static_cast<int32_t>(expected))
+            << i;
     }
     EXPECT_GT(warm->stats().n_prefix_hit_tokens, 0);
     EXPECT_EQ(warm->n_free_blocks(), warm->kv_plan().n_blocks);

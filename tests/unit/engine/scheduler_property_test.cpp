@@ -1,7 +1,7 @@
 // The scheduler under random load: arrivals at random steps, random lengths,
 // random aborts, shared prefixes, and a KV cache small enough to force
-// preemption and cache eviction. Whatever happened, every block is free at the end and every request that finished
-// produced exactly what it produces alone (greedy and seeded alike).
+// preemption and cache eviction. Whatever happened, every block is free at the end and every
+// request that finished produced exactly what it produces alone (greedy and seeded alike).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -11,9 +11,9 @@
 namespace ladder::engine::testing {
 namespace {
 
-const char* const kWords[] = {"the", "cache", "holds", "keys", "and", "values", "of", "every",
-                              "token", "in", "blocks", "sixteen", "long", "so", "memory",
-                              "is", "never", "wasted", "by", "fragments", "."};
+const char* const kWords[] = {"the",    "cache", "holds", "keys",   "and",     "values",    "of",
+                              "every",  "token", "in",    "blocks", "sixteen", "long",      "so",
+                              "memory", "is",    "never", "wasted", "by",      "fragments", "."};
 
 std::string random_text(std::mt19937& rng, int n_words) {
     std::string text;
@@ -24,7 +24,9 @@ std::string random_text(std::mt19937& rng, int n_words) {
     return text;
 }
 
-int64_t block_bytes() { return int64_t{23040} * 16; }  // SmolLM2: 30 layers x 3 kv heads x 64 x 2 x F16
+int64_t block_bytes() {
+    return int64_t{23040} * 16;
+}  // SmolLM2: 30 layers x 3 kv heads x 64 x 2 x F16
 
 TEST_F(EngineTest, RandomLoadWithPreemptionMatchesEachRequestAlone) {
     ASSERT_EQ(bundle_->model->kv_cache_shape(1, 16).bytes_per_token() * 16, block_bytes());
@@ -109,7 +111,8 @@ TEST_F(EngineTest, RandomLoadWithPreemptionMatchesEachRequestAlone) {
 // the others finish normally, and every block comes back.
 class AbortTest : public EngineTest {
 protected:
-    void expect_clean_abort(EngineCore& core, std::map<RequestId, Collected>& results, RequestId id) {
+    void expect_clean_abort(EngineCore& core, std::map<RequestId, Collected>& results,
+                            RequestId id) {
         core.abort(id);
         EXPECT_EQ(results[id].finish_reason, FinishReason::Abort);
         run_to_end(core);
@@ -124,8 +127,9 @@ protected:
     }
     RequestParams long_request(int32_t max_tokens) {
         RequestParams params;
-        params.prompt = encode("Abort must free every block whatever the state of the request: "
-                               "waiting, computing its prompt, decoding, or preempted.");
+        params.prompt = encode(
+            "Abort must free every block whatever the state of the request: "
+            "waiting, computing its prompt, decoding, or preempted.");
         params.sampling.temperature = 0.0f;
         params.max_tokens = max_tokens;
         params.ignore_eos = true;

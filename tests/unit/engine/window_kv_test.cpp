@@ -12,7 +12,8 @@ namespace ladder::engine::testing {
 namespace {
 
 std::string gemma_path() {
-    return (std::filesystem::path(LADDER_SOURCE_DIR) / "models" / "gemma-3-270m-q4_k_m.gguf").string();
+    return (std::filesystem::path(LADDER_SOURCE_DIR) / "models" / "gemma-3-270m-q4_k_m.gguf")
+        .string();
 }
 
 class WindowKvTest : public ::testing::Test {
@@ -40,8 +41,8 @@ protected:
     static std::vector<TokenId> long_prompt(int n_tokens, int seed) {
         std::vector<TokenId> prompt{*bundle_->tokenizer->vocabulary().bos_id};
         for (int i = 0; static_cast<int>(prompt.size()) < n_tokens; ++i) {
-            const std::string sentence = "Sentence " + std::to_string(i * 7 + seed) +
-                                         " tells of the river and the mill. ";
+            const std::string sentence =
+                "Sentence " + std::to_string(i * 7 + seed) + " tells of the river and the mill. ";
             const auto ids = bundle_->tokenizer->encode(sentence, false, false);
             prompt.insert(prompt.end(), ids.begin(), ids.end());
         }
