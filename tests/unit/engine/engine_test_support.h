@@ -16,9 +16,28 @@
 
 namespace ladder::engine::testing {
 
-inline std::string default_model_path() {
-    return (std::filesystem::path(LADDER_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf")
-        .string();
+inline std::string model_path(const char* file_name) {
+    return (std::filesystem::path(LADDER_SOURCE_DIR) / "models" / file_name).string();
+}
+inline std::string default_model_path() { return model_path("SmolLM2-135M-Instruct.Q4_1.gguf"); }
+
+// A model loaded once per test binary, shared by its suites; null when the
+// file has not been fetched.
+inline ModelBundle* shared_model(const std::string& path) {
+    static std::map<std::string, std::unique_ptr<ModelBundle>> loaded;
+    auto it = loaded.find(path);
+    if (it == loaded.end()) {
+        std::unique_ptr<ModelBundle> bundle;
+        if (std::filesystem::exists(path)) {
+            bundle = std::make_unique<ModelBundle>(load_model_bundle(path));
+        }
+        it = loaded.emplace(path, std::move(bundle)).first;
+    }
+    return it->second.get();
+}
+inline util::ThreadPool& shared_pool() {
+    static util::ThreadPool pool(2);
+    return pool;
 }
 
 // What one request produced, gathered from its outputs.
@@ -34,15 +53,8 @@ struct Collected {
 class EngineTest : public ::testing::Test {
 public:
     static void SetUpTestSuite() {
-        if (!std::filesystem::exists(default_model_path())) return;
-        bundle_ = new ModelBundle(load_model_bundle(default_model_path()));
-        pool_ = new util::ThreadPool(2);
-    }
-    static void TearDownTestSuite() {
-        delete bundle_;
-        delete pool_;
-        bundle_ = nullptr;
-        pool_ = nullptr;
+        bundle_ = shared_model(default_model_path());
+        pool_ = &shared_pool();
     }
     void SetUp() override {
         if (bundle_ == nullptr) GTEST_SKIP() << "default model not present; run `make model`";

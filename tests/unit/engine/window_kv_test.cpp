@@ -4,30 +4,16 @@
 // with every layer keeping every block.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "engine_test_support.h"
 
 namespace ladder::engine::testing {
 namespace {
 
-std::string gemma_path() {
-    return (std::filesystem::path(LADDER_SOURCE_DIR) / "models" / "gemma-3-270m-q4_k_m.gguf")
-        .string();
-}
-
 class WindowKvTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        if (!std::filesystem::exists(gemma_path())) return;
-        bundle_ = new ModelBundle(load_model_bundle(gemma_path()));
-        pool_ = new util::ThreadPool(2);
-    }
-    static void TearDownTestSuite() {
-        delete bundle_;
-        delete pool_;
-        bundle_ = nullptr;
-        pool_ = nullptr;
+        bundle_ = shared_model(model_path("gemma-3-270m-q4_k_m.gguf"));
+        pool_ = &shared_pool();
     }
     void SetUp() override {
         if (bundle_ == nullptr) GTEST_SKIP() << "Gemma 3 not present; run `make model-gemma3`";
