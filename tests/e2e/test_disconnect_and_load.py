@@ -8,7 +8,7 @@ import socket
 import time
 
 import http_raw
-from ladder_server import start_server
+from ladder_server import MODEL_NAME, start_server
 
 COMPLETIONS = "/v1/completions"
 
@@ -38,10 +38,11 @@ def read_events(sock, n_events, timeout=60.0):
     return data
 
 
+ABORTED = f'ladder:request_success_total{{model_name="{MODEL_NAME}",finished_reason="abort"}}'
+
+
 def test_dropped_streams_are_aborted_and_free_their_blocks(server):
-    aborted_before = http_raw.metric(http_raw.metrics(server),
-                                     'ladder:request_success_total{model_name="'
-                                     'SmolLM2-135M-Instruct.Q4_1",finished_reason="abort"}')
+    aborted_before = http_raw.metric(http_raw.metrics(server), ABORTED)
     payload = {"prompt": "Write a long essay about the sea.", "max_tokens": 2000,
                "ignore_eos": True, "stream": True}
     sockets = [http_raw.open_stream(server, COMPLETIONS, payload) for _ in range(8)]
@@ -55,10 +56,38 @@ def test_dropped_streams_are_aborted_and_free_their_blocks(server):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         sock.close()
     values = wait_for_idle(server)
-    aborted = http_raw.metric(values, 'ladder:request_success_total{model_name="'
-                              'SmolLM2-135M-Instruct.Q4_1",finished_reason="abort"}')
-    assert aborted - aborted_before == 8
+    assert http_raw.metric(values, ABORTED) - aborted_before == 8
     assert http_raw.metric(values, "ladder:generation_tokens_total") < 8 * 2000
+
+
+def test_dropped_whole_response_is_aborted(server):
+    """A non-streaming request whose client hangs up: the spaces the server
+    sends while it waits fail to arrive, and the request is aborted."""
+    aborted_before = http_raw.metric(http_raw.metrics(server), ABORTED)
+    sock = socket.create_connection((server.host, server.port), timeout=60)
+    body = json.dumps({"prompt": "Write a long essay about the sea.", "max_tokens": 4000,
+                       "ignore_eos": True}).encode()
+    sock.sendall((f"POST {COMPLETIONS} HTTP/1.1\r\nHost: x\r\n"
+                  f"Authorization: Bearer {server.api_key}\r\n"
+                  f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(4096)
+        assert chunk, "the server closed the connection"
+        head += chunk
+    assert b"Transfer-Encoding: chunked" in head
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    sock.close()
+    assert http_raw.metric(wait_for_idle(server), ABORTED) - aborted_before == 1
+
+
+def test_slow_whole_response_is_still_json(client):
+    """Long enough (a few seconds) to go out as a slow response, with spaces
+    before the body, which the openai client parses as usual."""
+    response = client.completions.create(model=MODEL_NAME, prompt="Tell me a story.",
+                                         max_tokens=400, extra_body={"ignore_eos": True})
+    assert response.usage.completion_tokens == 400
+    assert response.choices[0].finish_reason == "length"
 
 
 async def many_streams(server, n, payload):

@@ -3,9 +3,19 @@
 #include <fmt/format.h>
 
 #include "ladder/server/http_io.h"
+#include "ladder/server/slow_response.h"
 #include "ladder/server/sse_stream.h"
 
 namespace ladder::server {
+
+namespace {
+
+// A whole response ready within this goes out plainly, with a length; a
+// slower one as a slow response (slow_response.h), which notices a client
+// that hung up.
+constexpr std::chrono::milliseconds kQuickAnswer{2000};
+
+}  // namespace
 
 void require_served_model(const ServerConfig& config, const std::string& model) {
     if (accepts_model_name(config, model)) return;
@@ -27,11 +37,19 @@ void handle_completion(ServerContext& context, const httplib::Request& request,
     const tokenizer::Tokenizer& tokenizer = *context.bundle.tokenizer;
     if (stream) {
         auto sse = std::make_shared<SseStream>(std::move(job), format, std::move(meta), tokenizer);
-        start_sse_response(response, std::move(sse), context.n_open_streams);
+        start_sse_response(response, std::move(sse), context.n_open_responses);
         return;
     }
-    job->collect();
-    send_json(response, 200, response_json(meta, *format, *job, tokenizer));
+    if (job->collect_for(kQuickAnswer)) {
+        send_json(response, 200, response_json(meta, *format, *job, tokenizer));
+        return;
+    }
+    start_slow_response(
+        response, std::move(job),
+        [meta, format, &tokenizer](const CompletionJob& finished) {
+            return dump_json(response_json(meta, *format, finished, tokenizer));
+        },
+        context.n_open_responses);
 }
 
 }  // namespace ladder::server

@@ -100,9 +100,13 @@ std::vector<ChoiceOutput> CompletionJob::take(std::chrono::milliseconds timeout)
     return taken;
 }
 
-void CompletionJob::collect() {
+bool CompletionJob::collect_for(std::chrono::milliseconds budget) {
+    const auto deadline = std::chrono::steady_clock::now() + budget;
     while (!finished()) {
-        for (ChoiceOutput& news : take(kCollectPoll)) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) break;
+        for (ChoiceOutput& news : take(std::min(left, kCollectPoll))) {
             ChoiceState& choice = choices_[static_cast<size_t>(news.choice)];
             choice.text += news.output.text;
             for (engine::TokenLogprob& logprob : news.output.logprobs) {
@@ -110,6 +114,7 @@ void CompletionJob::collect() {
             }
         }
     }
+    return finished();
 }
 
 void CompletionJob::abort() { context_.admission.abort(ids_); }

@@ -45,8 +45,9 @@ public:
     // Waits up to timeout for news, updates the choices' counts and finish
     // reasons and returns the outputs for the caller to render.
     std::vector<ChoiceOutput> take(std::chrono::milliseconds timeout);
-    // take() until every choice finished, gathering text and logprobs.
-    void collect();
+    // take() until every choice finished or the time is up, gathering text
+    // and logprobs; true when every choice finished.
+    bool collect_for(std::chrono::milliseconds budget);
     // Ends the choices still running (a client went away).
     void abort();
 

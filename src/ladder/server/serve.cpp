@@ -72,8 +72,9 @@ void drain(ServerContext& context, HttpServer& http, ShutdownSignals& signals, i
         // Aborts take effect at the next engine step.
         wait_until(idle, Clock::now() + std::chrono::seconds(10), signals);
     }
-    // Streams write their last chunks and [DONE] after their requests end.
-    wait_until([&] { return context.n_open_streams.load() == 0; },
+    // Responses write their last bytes (chunks and [DONE], or a whole body)
+    // after their requests end.
+    wait_until([&] { return context.n_open_responses.load() == 0; },
                Clock::now() + std::chrono::seconds(5), signals);
     http.stop();
 }

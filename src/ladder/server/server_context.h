@@ -20,8 +20,8 @@ struct ServerContext {
     const ServerConfig& config;
     ServerMetrics& metrics;
     Admission& admission;
-    int64_t started_unix_seconds = 0;        // `created` of the model in /v1/models
-    std::atomic<int64_t> n_open_streams{0};  // SSE responses still being written
+    int64_t started_unix_seconds = 0;          // `created` of the model in /v1/models
+    std::atomic<int64_t> n_open_responses{0};  // streamed or slow bodies still being written
 };
 
 }  // namespace ladder::server

@@ -74,9 +74,9 @@ bool SseStream::pump(httplib::DataSink& sink) {
 }
 
 void start_sse_response(httplib::Response& response, std::shared_ptr<SseStream> stream,
-                        std::atomic<int64_t>& n_open_streams) {
+                        std::atomic<int64_t>& n_open_responses) {
     response.set_header("Cache-Control", "no-cache");
-    ++n_open_streams;
+    ++n_open_responses;
     response.set_chunked_content_provider(
         "text/event-stream",
         [stream](size_t /*offset*/, httplib::DataSink& sink) {
@@ -88,9 +88,9 @@ void start_sse_response(httplib::Response& response, std::shared_ptr<SseStream> 
                 return false;
             }
         },
-        [stream, &n_open_streams](bool success) {
+        [stream, &n_open_responses](bool success) {
             if (!success) stream->abort();
-            --n_open_streams;
+            --n_open_responses;
         });
 }
 

@@ -41,6 +41,6 @@ private:
 
 // Sets response to stream job; the context counts the streams still open.
 void start_sse_response(httplib::Response& response, std::shared_ptr<SseStream> stream,
-                        std::atomic<int64_t>& n_open_streams);
+                        std::atomic<int64_t>& n_open_responses);
 
 }  // namespace ladder::server
