@@ -4,9 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "ladder/server/api_error.h"
+#include "server_test_support.h"
 
 namespace ladder::server {
 namespace {
@@ -15,17 +14,7 @@ using json = nlohmann::json;
 
 class ServerRequestTest : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() {
-        const auto path =
-            std::filesystem::path(LADDER_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
-        if (std::filesystem::exists(path)) {
-            bundle_ = new engine::ModelBundle(engine::load_model_bundle(path.string()));
-        }
-    }
-    static void TearDownTestSuite() {
-        delete bundle_;
-        bundle_ = nullptr;
-    }
+    static void SetUpTestSuite() { bundle_ = testing::shared_bundle(); }
     void SetUp() override {
         if (bundle_ == nullptr) GTEST_SKIP() << "default model not present; run `make model`";
     }
