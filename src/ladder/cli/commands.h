@@ -17,6 +17,7 @@ void add_logprobs_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 void add_cost_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_bench_model_command(CLI::App& app);
 void add_roofline_command(CLI::App& app);
 void add_serve_command(CLI::App& app);

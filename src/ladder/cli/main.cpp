@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     ladder::cli::add_fit_command(app);
     ladder::cli::add_cost_command(app);
     ladder::cli::add_generate_command(app);
+    ladder::cli::add_bench_command(app);
     ladder::cli::add_bench_model_command(app);
     ladder::cli::add_roofline_command(app);
     ladder::cli::add_serve_command(app);

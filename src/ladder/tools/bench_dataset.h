@@ -1,0 +1,60 @@
+// The prompts `ladder bench` sends: synthetic (random token ids or words,
+// and the support-bot workload of a shared prefix and a unique question) or
+// read from a ShareGPT JSON or a JSONL file. The same options and seed give
+// the same prompts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ladder/tools/bench_request.h"
+
+namespace ladder::tools {
+
+struct DatasetOptions {
+    std::string kind = "random";  // random | prefix | sharegpt | jsonl
+    std::string path;             // the file of sharegpt and jsonl
+    // Defaults depend on the kind: random 1024 in / 128 out, prefix 200 / 300;
+    // for files, output_len replaces what the file says (or estimates).
+    std::optional<int64_t> input_len;
+    std::optional<int64_t> output_len;
+    // Lengths are drawn uniformly from [len × (1 − r), len × (1 + r)], as
+    // vLLM's --random-range-ratio; the prefix keeps its length.
+    double range_ratio = 0.0;
+    int64_t prefix_len = 3000;
+    int64_t n_prompts = 1000;
+    uint64_t seed = 0;
+    BenchEndpoint endpoint = BenchEndpoint::Completions;
+};
+
+// Throws util::InputError on bad options or a file that cannot be read
+// (naming the file and line).
+std::vector<BenchPrompt> make_dataset(const DatasetOptions& options);
+
+// Random token ids for completions (token-id prompts are exact in length) or
+// random common words for chat (about one token each).
+std::vector<BenchPrompt> random_dataset(const DatasetOptions& options);
+// A block of prefix_len tokens shared by every prompt, then a question of
+// input_len of its own: what a prefix cache is for. Chat sends the block as
+// the system message and the question as the user's.
+std::vector<BenchPrompt> prefix_dataset(const DatasetOptions& options);
+// ShareGPT: [{"conversations": [{"from": "human", "value": ...},
+// {"from": "gpt", "value": ...}, ...]}, ...]: the first human turn is the
+// prompt, the reply after it sets the output length (about 4 characters a
+// token) unless output_len is given. Sampled with the seed.
+std::vector<BenchPrompt> sharegpt_dataset(const DatasetOptions& options);
+std::vector<BenchPrompt> sharegpt_from_text(const std::string& text, const std::string& name,
+                                            const DatasetOptions& options);
+// JSONL: one object a line with `prompt` (text or token ids) or `messages`,
+// and optionally `max_tokens`; the first n_prompts lines, in order.
+std::vector<BenchPrompt> jsonl_dataset(const DatasetOptions& options);
+std::vector<BenchPrompt> jsonl_from_text(const std::string& text, const std::string& name,
+                                         const DatasetOptions& options);
+
+// Tokens in a text without its tokenizer, as a rule of thumb: 4 characters
+// a token (at least one for any text).
+int64_t estimate_tokens(const std::string& text);
+
+}  // namespace ladder::tools
