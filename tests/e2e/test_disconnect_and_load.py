@@ -67,7 +67,8 @@ def test_dropped_whole_response_is_aborted(server):
     sock = socket.create_connection((server.host, server.port), timeout=60)
     body = json.dumps({"prompt": "Write a long essay about the sea.", "max_tokens": 4000,
                        "ignore_eos": True}).encode()
-    sock.sendall((f"POST {COMPLETIONS} HTTP/1.1\r\nHost: x\r\n"
+    # As the openai client does: a gzip-able body must still send its spaces.
+    sock.sendall((f"POST {COMPLETIONS} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip, deflate\r\n"
                   f"Authorization: Bearer {server.api_key}\r\n"
                   f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
     head = b""

@@ -13,7 +13,9 @@ void start_slow_response(httplib::Response& response, std::shared_ptr<Completion
                          std::atomic<int64_t>& n_open_responses) {
     ++n_open_responses;
     response.set_chunked_content_provider(
-        "application/json",
+        // Not plain "application/json": httplib would gzip the body for a
+        // client that accepts it, and the compressor holds the spaces back.
+        "application/json; charset=utf-8",
         [job, body = std::move(body)](size_t /*offset*/, httplib::DataSink& sink) {
             // Nothing may escape into httplib's connection thread.
             try {
