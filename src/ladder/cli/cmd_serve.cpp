@@ -24,6 +24,10 @@ void run_serve(const ServeFlags& flags) {
     options.n_threads = flags.engine.n_threads;
     options.server = flags.server;
     if (flags.max_queue >= 0) options.server.max_queue = flags.max_queue;
+    if (options.server.n_http_threads == 0) {
+        options.server.n_http_threads =
+            server::http_threads_for(flags.engine.max_num_seqs, options.server.max_queue);
+    }
     if (options.server.api_key.empty()) {
         if (const char* key = std::getenv("LADDER_API_KEY"); key != nullptr) {
             options.server.api_key = key;
@@ -76,8 +80,8 @@ void add_serve_command(CLI::App& app) {
         ->check(CLI::Range(0.0, 86400.0));
     command
         ->add_option("--http-threads", server.n_http_threads,
-                     "connections served at once (a stream holds one)")
-        ->default_val(server.n_http_threads)
+                     "connections served at once, a stream holding one (default: "
+                     "max-num-seqs + max-queue + 64, at least 512)")
         ->check(CLI::Range(4, 65536));
     command
         ->add_option("--timeout", server.io_timeout_seconds,

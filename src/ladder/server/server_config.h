@@ -20,10 +20,16 @@ struct ServerConfig {
     double drain_timeout_seconds = 30.0;
     // One thread per open connection (a stream holds its thread), so this
     // bounds the connections served at once; more wait to be accepted.
-    int n_http_threads = 512;
+    // 0: http_threads_for() the engine's limits.
+    int n_http_threads = 0;
     int io_timeout_seconds = 30;  // a read or write that makes no progress
     size_t max_body_bytes = size_t{8} << 20;
 };
+
+// Enough connection threads for every sequence that can run and every
+// request that may wait, plus room for health checks and scrapes; at least
+// 512.
+int http_threads_for(int32_t max_num_seqs, std::optional<int64_t> max_queue);
 
 // The name a request's `model` field may use: absent, the served name, or
 // the file's name with or without ".gguf".

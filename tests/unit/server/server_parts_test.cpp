@@ -52,6 +52,13 @@ TEST(ServerModelName, TakesTheServedNameTheFileNameOrNone) {
     EXPECT_FALSE(accepts_model_name(config, "Smol"));
 }
 
+TEST(ServerHttpThreads, HoldEveryRunningAndWaitingRequest) {
+    EXPECT_EQ(http_threads_for(256, std::nullopt), 512);
+    EXPECT_EQ(http_threads_for(256, int64_t{256}), 576);
+    EXPECT_EQ(http_threads_for(1024, std::nullopt), 1088);
+    EXPECT_EQ(http_threads_for(256, int64_t{1} << 40), 16384);
+}
+
 TEST(ServerHistogram, CountsCumulativelyWithValuesOnABoundInItsBucket) {
     Histogram histogram({0.1, 1.0});
     for (double value : {0.05, 0.1, 0.5, 2.0}) histogram.observe(value);
