@@ -1,5 +1,7 @@
 #include "ladder/server/sse_stream.h"
 
+#include "ladder/server/chunked_response.h"
+
 namespace ladder::server {
 
 namespace {
@@ -63,10 +65,7 @@ bool SseStream::pump(httplib::DataSink& sink) {
     const auto now = std::chrono::steady_clock::now();
     if (events.empty() && now - last_write_ >= kKeepAliveInterval) events = ": keep-alive\n\n";
     if (!events.empty()) {
-        if (!sink.write(events.data(), events.size())) {
-            abort();
-            return false;
-        }
+        if (!sink.write(events.data(), events.size())) return false;
         last_write_ = now;
     }
     if (finished) sink.done();
@@ -76,22 +75,10 @@ bool SseStream::pump(httplib::DataSink& sink) {
 void start_sse_response(httplib::Response& response, std::shared_ptr<SseStream> stream,
                         std::atomic<int64_t>& n_open_responses) {
     response.set_header("Cache-Control", "no-cache");
-    ++n_open_responses;
-    response.set_chunked_content_provider(
-        "text/event-stream",
-        [stream](size_t /*offset*/, httplib::DataSink& sink) {
-            // Nothing may escape into httplib's connection thread.
-            try {
-                return stream->pump(sink);
-            } catch (const std::exception&) {
-                stream->abort();
-                return false;
-            }
-        },
-        [stream, &n_open_responses](bool success) {
-            if (!success) stream->abort();
-            --n_open_responses;
-        });
+    start_chunked_response(
+        response, "text/event-stream",
+        [stream](httplib::DataSink& sink) { return stream->pump(sink); },
+        [stream] { stream->abort(); }, n_open_responses);
 }
 
 }  // namespace ladder::server
