@@ -9,7 +9,6 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "ladder/kernels/cpu/matmul.h"
@@ -113,10 +112,25 @@ void bm_matmul(benchmark::State& state, Isa isa, DType dtype) {
     run_matmul(state, isa, dtype, 0, kNIn, true);
 }
 
-// SmolLM2-135M's shapes: the FFN's gate/up [1536 x 576] Q4_1 and the tied
-// output matrix [49152 x 576] Q8_0, the largest single product per token.
-void bm_model_matmul(benchmark::State& state, Isa isa, DType dtype, int64_t n_out, bool multi_row) {
-    run_matmul(state, isa, dtype, n_out, 576, multi_row);
+// One weight matrix of a target model, as the engine multiplies it.
+struct ModelShape {
+    DType dtype;
+    int64_t n_out;
+    int64_t n_in;
+};
+
+// SmolLM2-135M: the FFN's gate/up [1536 x 576] Q4_1 and the tied output
+// matrix [49152 x 576] Q8_0, the largest single product per token. Gemma 3
+// 270M Q4_K_M: the MLP gate/up [2048 x 640] Q5_0 and down projection
+// [640 x 2048], Q4_K or Q6_K by layer.
+constexpr ModelShape kModelShapes[] = {{DType::Q4_1, 1536, 576},
+                                       {DType::Q8_0, 49152, 576},
+                                       {DType::Q5_0, 2048, 640},
+                                       {DType::Q4_K, 640, 2048},
+                                       {DType::Q6_K, 640, 2048}};
+
+void bm_model_matmul(benchmark::State& state, Isa isa, ModelShape shape, bool multi_row) {
+    run_matmul(state, isa, shape.dtype, shape.n_out, shape.n_in, multi_row);
 }
 
 void bm_quantize(benchmark::State& state, Isa isa, DType act) {
@@ -146,18 +160,22 @@ int register_all() {
             b->ArgNames({"threads", "T"})->Args({1, 1})->Args({2, 1})->Args({2, 16});
             b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
         }
-        const std::pair<DType, int64_t> model_shapes[] = {{DType::Q4_1, 1536},
-                                                          {DType::Q8_0, 49152}};
-        for (const auto& [dtype, n_out] : model_shapes) {
+        for (const ModelShape& shape : kModelShapes) {
             for (const bool multi_row : {true, false}) {
-                const std::string name = std::string(multi_row ? "gemm/" : "vecdot/") + path +
-                                         "/" + std::string(tensor::dtype_name(dtype)) + "x" +
-                                         std::to_string(n_out);
-                auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_model_matmul, isa, dtype,
-                                                       n_out, multi_row);
-                b->ArgNames({"threads", "T"})->Args({1, 1})->Args({1, 4})->Args({1, 16});
-                b->Args({1, 64})->Args({2, 64});
-                b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+                const std::string name = std::string(multi_row ? "gemm/" : "vecdot/") + path + "/" +
+                                         std::string(tensor::dtype_name(shape.dtype)) + "x" +
+                                         std::to_string(shape.n_out);
+                auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_model_matmul, isa, shape,
+                                                       multi_row);
+                // T = 1 is decode; 32 a batched decode step; 512 a prefill chunk.
+                b->ArgNames({"threads", "T"});
+                for (const int64_t t : {1, 4, 32, 64}) b->Args({1, t});
+                b->Args({2, 64});
+                // The one-vec_dot-per-output loop and the scalar path take seconds here.
+                if (multi_row && isa != Isa::Scalar) b->Args({1, 512})->Args({2, 512});
+                // CPU time of the whole process, so 2-thread rows count both threads.
+                b->MeasureProcessCPUTime()->UseRealTime();
+                b->Unit(benchmark::kMillisecond)->MinTime(0.3);
             }
         }
         for (const DType act : {DType::Q8_0, DType::Q8_1, DType::Q8_K}) {

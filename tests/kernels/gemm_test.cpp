@@ -83,6 +83,7 @@ struct DTypeBlocks {
 
 const DTypeBlocks kGemmTypes[] = {{DType::Q4_1, tensor::kQK},
                                   {DType::Q8_0, tensor::kQK},
+                                  {DType::Q5_0, tensor::kQK},
                                   {DType::Q4_K, tensor::kQKK},
                                   {DType::Q6_K, tensor::kQKK}};
 
@@ -100,13 +101,14 @@ TEST(Gemm, each_output_equals_the_single_row_kernel_bit_for_bit_for_every_t) {
         for (const DTypeBlocks& type : kGemmTypes) {
             const GemmFn gemm = k.gemm(type.dtype);
             if (gemm == nullptr) continue;
-            for (const int64_t n_blocks : {1, 3, 7}) {
+            // 100 blocks: wider than the avx512 pair kernels' panel, which falls back.
+            for (const int64_t n_blocks : {1, 3, 7, 100}) {
                 for (const bool any_q8_code : {false, true}) {
                     SCOPED_TRACE(std::string(isa_name(isa)) + " " +
                                  std::string(tensor::dtype_name(type.dtype)) +
                                  " blocks=" + std::to_string(n_blocks));
-                    const Case c = make_case(rng, k, type.dtype, n_blocks * type.block_elements,
-                                             any_q8_code);
+                    const Case c =
+                        make_case(rng, k, type.dtype, n_blocks * type.block_elements, any_q8_code);
                     const auto want = single_row_results(k, c);
                     // Output rows kStride apart; the gap between them must stay untouched.
                     constexpr int64_t kStride = kNOut + 3;

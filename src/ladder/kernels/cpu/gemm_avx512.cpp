@@ -1,6 +1,7 @@
-// AVX-512 VNNI multi-row kernels (GemmFn) for the dtypes whose vec_dot is in
-// vec_dot_avx512.cpp: Q4_1 x Q8_1 and Q8_0 x Q8_0. Each output repeats that
-// file's accumulation exactly (gemm_tiles.h says why that is enough).
+// AVX-512 VNNI multi-row kernels (GemmFn): Q4_1 x Q8_1 and Q8_0 x Q8_0, whose
+// vec_dots are in vec_dot_avx512.cpp, and Q5_0 x Q8_0 (the AVX2 vec_dot). Row
+// tiles here for few activation rows, pair kernels (gemm_pairs_avx512.cpp) for
+// more. Each output repeats its vec_dot's accumulation exactly (gemm_tiles.h).
 // GCC 12's AVX-512 headers warn about their own "undefined" vectors (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "ladder/kernels/cpu/gemm_pairs_avx512.h"
 #include "ladder/kernels/cpu/gemm_tiles.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
@@ -152,9 +154,9 @@ struct Q8_0Tile {
     }
 };
 
-void gemm_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                    const void* activations, size_t activation_row_bytes,
-                    int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+void row_tiles_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activations, size_t activation_row_bytes,
+                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
     static constexpr auto kTiles = detail::make_tile_table<BlockQ4_1, BlockQ8_1, kW, kT, Q4_1Tile>(
         std::make_index_sequence<kT>{});
     detail::run_tiles<BlockQ4_1, BlockQ8_1, kW, kT>(kTiles, kQK, weights, weight_row_bytes,
@@ -163,9 +165,9 @@ void gemm_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weig
                                                     out, out_stride);
 }
 
-void gemm_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                    const void* activations, size_t activation_row_bytes,
-                    int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activations, size_t activation_row_bytes,
+                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
     static constexpr auto kTiles = detail::make_tile_table<BlockQ8_0, BlockQ8_0, kW, kT, Q8_0Tile>(
         std::make_index_sequence<kT>{});
     detail::run_tiles<BlockQ8_0, BlockQ8_0, kW, kT>(kTiles, kQK, weights, weight_row_bytes,
@@ -174,14 +176,49 @@ void gemm_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weig
                                                     out, out_stride);
 }
 
+// Q5_0 has no row tile: it runs the table's own vec_dot (the AVX2 one) per
+// output, as matmul would without a GemmFn.
+void vec_dots_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    const VecDotFn dot = cpu_kernels_for(Isa::Avx512).vec_dot(tensor::DType::Q5_0);
+    const auto* w = static_cast<const char*>(weights);
+    const auto* a = static_cast<const char*>(activations);
+    for (int64_t r = 0; r < n_weight_rows; ++r) {
+        for (int64_t t = 0; t < n_activation_rows; ++t) {
+            out[t * out_stride + r] = dot(w + static_cast<size_t>(r) * weight_row_bytes,
+                                          a + static_cast<size_t>(t) * activation_row_bytes, n);
+        }
+    }
+}
+
+// The pair kernels (kMany) pay a re-layout of the activations per call and
+// hold at most kMaxPairPanelBlocks blocks of it; below kMinPairRows rows
+// (T = 1 is decode) or past that width, kFew runs.
+constexpr int64_t kMinPairRows = 2;
+
+template <GemmFn kMany, GemmFn kFew>
+void gemm_by_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                  const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+                  int64_t n, float* out, int64_t out_stride) {
+    const bool many =
+        n_activation_rows >= kMinPairRows && n / kQK <= detail::kMaxPairPanelBlocks;
+    (many ? kMany : kFew)(weights, weight_row_bytes, n_weight_rows, activations,
+                          activation_row_bytes, n_activation_rows, n, out, out_stride);
+}
+
 }  // namespace
 
 namespace detail {
 
 void install_avx512_gemm(CpuKernels& k) {
     using tensor::DType;
-    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] = gemm_q4_1_q8_1;
-    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] = gemm_q8_0_q8_0;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
+        gemm_by_rows<gemm_pairs_q4_1_q8_1, row_tiles_q4_1_q8_1>;
+    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
+        gemm_by_rows<gemm_pairs_q8_0_q8_0, row_tiles_q8_0_q8_0>;
+    k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
+        gemm_by_rows<gemm_pairs_q5_0_q8_0, vec_dots_q5_0_q8_0>;
 }
 
 }  // namespace detail

@@ -37,6 +37,19 @@ constexpr TileTable<WeightBlock, ActivationBlock, kW, kT> make_tile_table(
     return {&Tile<kW, static_cast<int>(kRows) + 1>::run...};
 }
 
+// Weight rows r0..r0 + kW - 1 of a tile; a last group short of kW (n_w rows)
+// repeats its final row, whose results the caller drops.
+template <typename WeightBlock, int kW>
+void tile_weight_rows(const void* weights, size_t weight_row_bytes, int64_t r0, int64_t n_w,
+                      const WeightBlock* (&w)[kW]) {
+    const auto* base = static_cast<const char*>(weights);
+    for (int j = 0; j < kW; ++j) {
+        const int64_t r = r0 + std::min<int64_t>(j, n_w - 1);
+        w[j] =
+            reinterpret_cast<const WeightBlock*>(base + static_cast<size_t>(r) * weight_row_bytes);
+    }
+}
+
 // The GemmFn contract (vec_dot.h) over tiles. Weight-row groups are the outer
 // loop so a group's rows stay in L1 while the activation rows stream past.
 // A last group short of kW repeats its final row; those results are dropped.
@@ -45,17 +58,12 @@ void run_tiles(const TileTable<WeightBlock, ActivationBlock, kW, kT>& tiles, int
                const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
                int64_t n, float* out, int64_t out_stride) {
-    const auto* w_base = static_cast<const char*>(weights);
     const auto* a_base = static_cast<const char*>(activations);
     const int64_t n_blocks = n / block_elements;
     for (int64_t r0 = 0; r0 < n_weight_rows; r0 += kW) {
         const int64_t n_w = std::min<int64_t>(kW, n_weight_rows - r0);
         const WeightBlock* w[kW];
-        for (int j = 0; j < kW; ++j) {
-            const int64_t r = r0 + std::min<int64_t>(j, n_w - 1);
-            w[j] = reinterpret_cast<const WeightBlock*>(w_base + static_cast<size_t>(r) *
-                                                                     weight_row_bytes);
-        }
+        tile_weight_rows(weights, weight_row_bytes, r0, n_w, w);
         for (int64_t t0 = 0; t0 < n_activation_rows; t0 += kT) {
             const int64_t n_t = std::min<int64_t>(kT, n_activation_rows - t0);
             const ActivationBlock* a[kT] = {};
