@@ -1,7 +1,8 @@
 // AVX-512 VNNI multi-row kernels (GemmFn): Q4_1 x Q8_1 and Q8_0 x Q8_0, whose
-// vec_dots are in vec_dot_avx512.cpp, and Q5_0 x Q8_0 (the AVX2 vec_dot). Row
-// tiles here for few activation rows, pair kernels (gemm_pairs_avx512.cpp) for
-// more. Each output repeats its vec_dot's accumulation exactly (gemm_tiles.h).
+// vec_dots are in vec_dot_avx512.cpp, and Q5_0 x Q8_0, Q4_K and Q6_K x Q8_K
+// (the AVX2 vec_dots). Row tiles here for few activation rows, pair kernels
+// (gemm_pairs_avx512.cpp, gemm_pairs_k_avx512.cpp) for more. Each output
+// repeats its vec_dot's accumulation exactly (gemm_tiles.h).
 // GCC 12's AVX-512 headers warn about their own "undefined" vectors (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -192,8 +193,19 @@ void vec_dots_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_
     }
 }
 
+// The K-quants have no AVX-512 row tile: few rows run the AVX2 table's
+// multi-row kernel, which matches the AVX2 vec_dot this table keeps.
+template <tensor::DType kType>
+void avx2_gemm(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+               const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+               int64_t n, float* out, int64_t out_stride) {
+    cpu_kernels_for(Isa::Avx2).gemm(kType)(weights, weight_row_bytes, n_weight_rows, activations,
+                                           activation_row_bytes, n_activation_rows, n, out,
+                                           out_stride);
+}
+
 // The pair kernels (kMany) pay a re-layout of the activations per call and
-// hold at most kMaxPairPanelBlocks blocks of it; below kMinPairRows rows
+// hold at most kMaxPairWidth elements of a row; below kMinPairRows rows
 // (T = 1 is decode) or past that width, kFew runs.
 constexpr int64_t kMinPairRows = 2;
 
@@ -201,8 +213,7 @@ template <GemmFn kMany, GemmFn kFew>
 void gemm_by_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                   const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
                   int64_t n, float* out, int64_t out_stride) {
-    const bool many =
-        n_activation_rows >= kMinPairRows && n / kQK <= detail::kMaxPairPanelBlocks;
+    const bool many = n_activation_rows >= kMinPairRows && n <= detail::kMaxPairWidth;
     (many ? kMany : kFew)(weights, weight_row_bytes, n_weight_rows, activations,
                           activation_row_bytes, n_activation_rows, n, out, out_stride);
 }
@@ -219,6 +230,10 @@ void install_avx512_gemm(CpuKernels& k) {
         gemm_by_rows<gemm_pairs_q8_0_q8_0, row_tiles_q8_0_q8_0>;
     k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
         gemm_by_rows<gemm_pairs_q5_0_q8_0, vec_dots_q5_0_q8_0>;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_K)] =
+        gemm_by_rows<gemm_pairs_q4_k_q8_k, avx2_gemm<DType::Q4_K>>;
+    k.gemm_by_weight[static_cast<int>(DType::Q6_K)] =
+        gemm_by_rows<gemm_pairs_q6_k_q8_k, avx2_gemm<DType::Q6_K>>;
 }
 
 }  // namespace detail

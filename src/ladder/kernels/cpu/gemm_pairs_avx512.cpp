@@ -22,6 +22,8 @@ namespace {
 using tensor::BlockQ4_1;
 using tensor::BlockQ5_0;
 
+constexpr int kW = 2;  // weight rows per tile
+
 // A weight type's side of a pair tile, per block of the kW weight rows:
 //   weight_scales: d_w (and m_w) of each row as floats, exactly half_to_float;
 //   codes: the block's codes, each dword doubled (lanes 2k, 2k + 1 hold
@@ -144,7 +146,7 @@ struct PairTile {
         // Pass 1: every block's scale products (and offsets). Neither needs the
         // integer sums, so doing them first keeps the half conversions and the
         // store-to-load trip off the dot loop's critical path.
-        alignas(64) float scales[kMaxPairPanelBlocks][kW][kPanelRows];
+        alignas(64) float scales[kMaxPairWidth / tensor::kQK][kW][kPanelRows];
         __m512 offsets[kW];  // lane t: row t's offsets
 #pragma GCC unroll 8
         for (int j = 0; j < kW; ++j) offsets[j] = _mm512_setzero_ps();
@@ -204,7 +206,7 @@ template <typename Weights, typename ActivationBlock>
 void run(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
          const void* activations, size_t activation_row_bytes, int64_t n_activation_rows, int64_t n,
          float* out, int64_t out_stride) {
-    run_pair_tiles<typename Weights::Block, ActivationBlock, typename Weights::Panel,
+    run_pair_tiles<typename Weights::Block, ActivationBlock, typename Weights::Panel, kW,
                    PairTiles<Weights>::template Tile>(weights, weight_row_bytes, n_weight_rows,
                                                       activations, activation_row_bytes,
                                                       n_activation_rows, n, out, out_stride);

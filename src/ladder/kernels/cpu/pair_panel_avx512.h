@@ -28,6 +28,7 @@ constexpr int kPanelPairs = kPanelRows / 2;
 // holds row 2p's bytes 4k..4k+3, lane 2k + 1 row 2p + 1's), so vpdpbusd's
 // lane 2k is row 2p's lane k of vec_dot, exactly; scales as floats.
 struct alignas(64) PanelBlockQ8_1 {
+    static constexpr int64_t kElements = tensor::kQK;
     int8_t qs[kPanelPairs][64];
     float d[kPanelRows];
     float s[kPanelRows];
@@ -36,6 +37,7 @@ struct alignas(64) PanelBlockQ8_1 {
 // Q8_0 activations go in as y + 128 (unsigned, as vpdpbusd wants one side):
 // see SignedPairTiles for the exact correction.
 struct alignas(64) PanelBlockQ8_0 {
+    static constexpr int64_t kElements = tensor::kQK;
     uint8_t qs[kPanelPairs][64];
     float d[kPanelRows];
 };

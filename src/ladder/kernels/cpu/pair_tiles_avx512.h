@@ -16,8 +16,6 @@
 
 namespace ladder::kernels::cpu::detail {
 
-constexpr int kW = 2;  // weight rows per pair tile
-
 // The pair of floats scale[2p], scale[2p + 1] in every 64-bit lane: lane 2k
 // gets row 2p's scale, lane 2k + 1 row 2p + 1's, matching the panel's layout.
 LADDER_AVX512 inline __m512 pair_scale(const float* scale, int p) {
@@ -99,10 +97,10 @@ constexpr std::array<PairTileFn<WeightBlock, PanelBlock>, sizeof...(kPairs)> mak
 }
 
 // The GemmFn contract over panels: activation rows 16 at a time, re-laid out
-// once into a panel that stays in L1 while every weight-row pair of the call
-// passes over it. A last pair short of a weight row repeats its row; those
-// results are dropped, as are the padding rows of a panel.
-template <typename WeightBlock, typename ActivationBlock, typename PanelBlock,
+// once into a panel that stays in L1 while every group of kRowsW weight rows
+// of the call passes over it. A last group short of kRowsW repeats its final
+// row; those results are dropped, as are the padding rows of a panel.
+template <typename WeightBlock, typename ActivationBlock, typename PanelBlock, int kRowsW,
           template <int> class Tile>
 void run_pair_tiles(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
@@ -110,8 +108,8 @@ void run_pair_tiles(const void* weights, size_t weight_row_bytes, int64_t n_weig
     static constexpr auto kTiles =
         make_pair_tiles<WeightBlock, PanelBlock, Tile>(std::make_index_sequence<kPanelPairs>{});
     const auto* a_base = static_cast<const char*>(activations);
-    const int64_t n_blocks = n / tensor::kQK;
-    PanelBlock panel[kMaxPairPanelBlocks];
+    const int64_t n_blocks = n / PanelBlock::kElements;
+    PanelBlock panel[kMaxPairWidth / PanelBlock::kElements];
     for (int64_t t0 = 0; t0 < n_activation_rows; t0 += kPanelRows) {
         const int n_t = static_cast<int>(std::min<int64_t>(kPanelRows, n_activation_rows - t0));
         const ActivationBlock* a[kPanelRows] = {};
@@ -121,11 +119,11 @@ void run_pair_tiles(const void* weights, size_t weight_row_bytes, int64_t n_weig
         }
         build_panel(a, n_t, n_blocks, panel);
         const auto tile = kTiles[static_cast<size_t>((n_t + 1) / 2 - 1)];
-        for (int64_t r0 = 0; r0 < n_weight_rows; r0 += kW) {
-            const int64_t n_w = std::min<int64_t>(kW, n_weight_rows - r0);
-            const WeightBlock* w[kW];
+        for (int64_t r0 = 0; r0 < n_weight_rows; r0 += kRowsW) {
+            const int64_t n_w = std::min<int64_t>(kRowsW, n_weight_rows - r0);
+            const WeightBlock* w[kRowsW];
             tile_weight_rows(weights, weight_row_bytes, r0, n_w, w);
-            float res[kW][kPanelRows];
+            float res[kRowsW][kPanelRows];
             tile(w, panel, n_blocks, res);
             for (int t = 0; t < n_t; ++t) {
                 for (int64_t j = 0; j < n_w; ++j) out[(t0 + t) * out_stride + r0 + j] = res[j][t];
