@@ -8,6 +8,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ladder/kernels/cpu/pair_panel_avx512.h"
@@ -24,8 +25,9 @@ using tensor::BlockQ5_0;
 
 constexpr int kW = 2;  // weight rows per tile
 
-// A weight type's side of a pair tile, per block of the kW weight rows:
-//   weight_scales: d_w (and m_w) of each row as floats, exactly half_to_float;
+// A weight type's side of a pair tile, per block of a weight row (whose
+// first 4 bytes hold the half d_w, and for Q4_1 m_w, as gather_block_heads
+// reads them):
 //   codes: the block's codes, each dword doubled (lanes 2k, 2k + 1 hold
 //     codes 4k..4k + 3) to meet a panel pair;
 //   start, lane_sums: the pair's int32 lane sums of code * activation, the
@@ -39,17 +41,6 @@ struct Q4_1Pairs {
     using Panel = PanelBlockQ8_1;
     static constexpr bool kOffsets = true;
 
-    LADDER_AVX512 static void weight_scales(const Block* const* w, int64_t i, float (&d)[kW],
-                                            float (&m)[kW]) {
-        alignas(16) float dm[4];  // d_0, m_0, d_1, m_1
-        _mm_store_ps(dm,
-                     _mm_cvtph_ps(_mm_setr_epi32(static_cast<int>(load_u32(&w[0][i].d)),
-                                                 static_cast<int>(load_u32(&w[1][i].d)), 0, 0)));
-        d[0] = dm[0];
-        m[0] = dm[1];
-        d[1] = dm[2];
-        m[1] = dm[3];
-    }
     LADDER_AVX512 static __m512i codes(const Block& b) { return doubled_nibbles(b.qs); }
     LADDER_AVX512 static __m512i start(__m512i) { return _mm512_setzero_si512(); }
     LADDER_AVX512 static __m512i lane_sums(__m512i start, __m512i codes, const void* pair) {
@@ -113,15 +104,6 @@ struct SignedPairs {
     using Panel = PanelBlockQ8_0;
     static constexpr bool kOffsets = false;
 
-    LADDER_AVX512 static void weight_scales(const Block* const* w, int64_t i, float (&d)[kW],
-                                            float (&)[kW]) {
-        alignas(16) float d_w[4];
-        _mm_store_ps(d_w,
-                     _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(w[0][i].d),
-                                                 static_cast<short>(w[1][i].d), 0, 0, 0, 0, 0, 0)));
-        d[0] = d_w[0];
-        d[1] = d_w[1];
-    }
     LADDER_AVX512 static __m512i codes(const Block& b) { return Codes::doubled(b); }
     LADDER_AVX512 static __m512i start(__m512i x) {
         const __m512i bias_byte = _mm512_set1_epi8(static_cast<char>(0x80));
@@ -132,6 +114,18 @@ struct SignedPairs {
         return _mm512_dpbusd_epi32(start, _mm512_load_si512(static_cast<const __m512i*>(pair)), x);
     }
 };
+
+// d_w (low 16 bits) and the next 2 bytes of blocks i0..i0 + 15 of a row
+// (zeros past n_blocks): one gather instead of a conversion per block.
+template <typename Block>
+LADDER_AVX512 inline __m512i gather_block_heads(const Block* row, int64_t i0, int64_t n_blocks) {
+    const __m512i offsets =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32(static_cast<int>(sizeof(Block))));
+    const int64_t n_live = std::min<int64_t>(16, n_blocks - i0);
+    const auto live = static_cast<__mmask16>((1u << n_live) - 1);
+    return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, offsets, row + i0, 1);
+}
 
 // kW weight rows x kPairs pairs of panel rows: per output, the accumulation of
 // the weight type's vec_dot (above), with 16 rows' scale products and offsets
@@ -150,17 +144,28 @@ struct PairTile {
         __m512 offsets[kW];  // lane t: row t's offsets
 #pragma GCC unroll 8
         for (int j = 0; j < kW; ++j) offsets[j] = _mm512_setzero_ps();
-        for (int64_t i = 0; i < n_blocks; ++i) {
-            float d[kW];
-            float m[kW];
-            Weights::weight_scales(w, i, d, m);
+        for (int64_t i0 = 0; i0 < n_blocks; i0 += 16) {
+            alignas(64) float d[kW][16];  // d_w of blocks i0..i0 + 15
+            alignas(64) float m[kW][16];
 #pragma GCC unroll 8
             for (int j = 0; j < kW; ++j) {
-                _mm512_store_ps(scales[i][j],
-                                _mm512_mul_ps(_mm512_set1_ps(d[j]), _mm512_load_ps(panel[i].d)));
-                if constexpr (Weights::kOffsets) {
-                    offsets[j] = _mm512_fmadd_ps(_mm512_set1_ps(m[j]), _mm512_load_ps(panel[i].s),
-                                                 offsets[j]);
+                const __m512i halves = gather_block_heads(w[j], i0, n_blocks);  // d | m << 16
+                _mm512_store_ps(d[j], _mm512_cvtph_ps(_mm512_cvtepi32_epi16(halves)));
+                _mm512_store_ps(
+                    m[j], _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(halves, 16))));
+            }
+            asm("" : "+m"(d), "+m"(m));  // read back by broadcast loads
+            const int64_t n_here = std::min<int64_t>(16, n_blocks - i0);
+            for (int64_t k = 0; k < n_here; ++k) {
+                const Panel& a = panel[i0 + k];
+#pragma GCC unroll 8
+                for (int j = 0; j < kW; ++j) {
+                    _mm512_store_ps(scales[i0 + k][j],
+                                    _mm512_mul_ps(_mm512_set1_ps(d[j][k]), _mm512_load_ps(a.d)));
+                    if constexpr (Weights::kOffsets) {
+                        offsets[j] = _mm512_fmadd_ps(_mm512_set1_ps(m[j][k]), _mm512_load_ps(a.s),
+                                                     offsets[j]);
+                    }
                 }
             }
         }
