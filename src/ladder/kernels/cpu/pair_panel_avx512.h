@@ -19,7 +19,8 @@ using tensor::BlockQ8_0;
 using tensor::BlockQ8_1;
 
 // Activation rows per panel, and so per pass over the weight rows: 8 pairs,
-// 16 accumulators for the 2 weight rows of a tile (pair_tiles_avx512.h).
+// 8 accumulators per weight row of a tile, half the 32 vector registers for
+// the legacy tiles' 2 rows.
 constexpr int kPanelRows = 16;
 constexpr int kPanelPairs = kPanelRows / 2;
 
@@ -35,7 +36,7 @@ struct alignas(64) PanelBlockQ8_1 {
 };
 
 // Q8_0 activations go in as y + 128 (unsigned, as vpdpbusd wants one side):
-// see SignedPairTiles for the exact correction.
+// see SignedPairs in gemm_pairs_avx512.cpp for the exact correction.
 struct alignas(64) PanelBlockQ8_0 {
     static constexpr int64_t kElements = tensor::kQK;
     uint8_t qs[kPanelPairs][64];
