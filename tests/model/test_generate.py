@@ -98,3 +98,61 @@ def test_prompt_over_the_context_limit_is_refused(ladder_bin, default_model, tmp
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "line 1" in result.stderr and "context limit" in result.stderr
+
+
+def generate_summary(ladder_bin, model, tmp_path, lines, *flags):
+    """Runs generate; returns (results, stderr)."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    results = tmp_path / "results.jsonl"
+    done = subprocess.run([ladder_bin, "generate", "-m", model, "-i", str(requests), "-o",
+                           str(results), "--no-progress", *flags],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in results.read_text().splitlines()], done.stderr
+
+
+def support_bot_lines(n_questions):
+    # The support-bot shape: one 3,000-token block, then a short question of
+    # its own (token ids, so the lengths are exact).
+    block = [1000 + (i * 7919) % 28000 for i in range(3000)]
+    return [{"prompt": block + [5000 + q * 10 + k for k in range(8)], "max_tokens": 2,
+             "temperature": 0, "ignore_eos": True} for q in range(n_questions)]
+
+
+def test_second_request_with_a_3000_token_block_computes_only_the_rest(
+        ladder_bin, default_model, tmp_path):
+    lines = support_bot_lines(2)
+    results, stderr = generate_summary(ladder_bin, default_model, tmp_path, lines,
+                                       "--max-num-seqs", "1")
+    assert results[0]["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
+    assert results[1]["usage"]["prompt_tokens_details"]["cached_tokens"] >= 2992
+    # The engine looked up both prompts and found the block's 187 full blocks once.
+    assert "prefix cache: 2992 of 6016 prompt tokens found" in stderr
+    cold, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[1:])
+    assert results[1]["text"] == cold[0]["text"]
+
+
+def test_disk_tier_serves_the_block_after_a_restart(ladder_bin, default_model, tmp_path):
+    disk = tmp_path / "kv"
+    lines = support_bot_lines(2)
+    first, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[:1],
+                                "--kv-disk-cache", str(disk))
+    files = sorted(disk.iterdir())
+    assert len(files) == 188  # every full block of the 3,008-token prompt
+    # A new process (a restart): the block comes from disk, the answer is unchanged.
+    second, stderr = generate_summary(ladder_bin, default_model, tmp_path, lines[1:],
+                                      "--kv-disk-cache", str(disk))
+    assert second[0]["usage"]["prompt_tokens_details"]["cached_tokens"] == 2992
+    cold, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[1:],
+                               "--no-prefix-cache")
+    assert second[0]["text"] == cold[0]["text"]
+    # A corrupted block file is refused and deleted, never loaded: the chain
+    # stops before it.
+    with open(files[0], "r+b") as f:
+        f.seek(200)
+        f.write(b"\xff\xff\xff\xff")
+    third, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[1:],
+                                "--kv-disk-cache", str(disk))
+    assert third[0]["text"] == cold[0]["text"]
+    assert third[0]["usage"]["prompt_tokens_details"]["cached_tokens"] < 2992

@@ -103,6 +103,18 @@ void serve(engine::ModelBundle& bundle, const ServeOptions& options, const OnRea
         if (signal == 0 && !http.running()) util::fail("the HTTP server stopped accepting");
     }
     drain(context, http, signals, signal);
+    // What the prefix cache saved over the server's life, for the operator's log.
+    const engine::EngineStats stats = engine.stats();
+    const double hit_rate = stats.n_prefix_queried_tokens > 0
+                                ? static_cast<double>(stats.n_prefix_hit_tokens) /
+                                      static_cast<double>(stats.n_prefix_queried_tokens)
+                                : 0.0;
+    std::fprintf(stderr,
+                 "ladder serve: prefix cache: %lld of %lld prompt tokens found (%.1f%%), "
+                 "%lld blocks read from disk\n",
+                 static_cast<long long>(stats.n_prefix_hit_tokens),
+                 static_cast<long long>(stats.n_prefix_queried_tokens), 100.0 * hit_rate,
+                 static_cast<long long>(stats.n_disk_blocks_loaded));
     std::fprintf(stderr, "ladder serve: stopped\n");
 }
 
