@@ -71,9 +71,12 @@ bool Scheduler::schedule_running(int32_t& budget) {
         const int32_t n = std::min(sequence->n_uncomputed(), share);
         if (n <= 0) continue;
         while (!grow_kv(*sequence, sequence->n_computed + n)) {
+            // The victim is newer than this one, so not served yet; if it was a
+            // decode, it no longer needs its share of the budget.
+            const bool victim_was_decode = running_.back()->n_uncomputed() == 1;
             Sequence* victim = preempt_newest();
             if (victim == sequence) return false;
-            decodes_left -= victim->n_uncomputed() == 1 ? 1 : 0;
+            decodes_left -= victim_was_decode ? 1 : 0;
         }
         schedule_.chunks.push_back({sequence, n});
         budget -= n;
