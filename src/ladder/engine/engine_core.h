@@ -32,7 +32,7 @@ struct EngineStats {
     int64_t n_kv_tokens = 0;  // tokens held in the KV cache by live sequences
     int64_t n_steps = 0;
     int64_t n_preemptions = 0;
-    int64_t n_prompt_tokens = 0;  // prompt tokens computed (recomputation included)
+    int64_t n_prompt_tokens = 0;  // of requests that reached their first token (cached included)
     int64_t n_generated_tokens = 0;
     int64_t n_finished = 0;
     int64_t n_aborted = 0;
