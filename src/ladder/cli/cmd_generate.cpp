@@ -52,8 +52,7 @@ std::vector<std::string> read_lines(const std::string& path) {
     return lines;
 }
 
-// Parses every line; requests of a line with n > 1 get seeds seed, seed+1, ...
-// so that their choices differ but stay reproducible.
+// Parses every line into one engine request per choice (server::engine_requests).
 // Checks each against the engine's limits too, so an error names its line.
 std::vector<engine::RequestParams> parse_requests(const std::vector<std::string>& lines,
                                                   const engine::ModelBundle& bundle,
@@ -69,15 +68,10 @@ std::vector<engine::RequestParams> parse_requests(const std::vector<std::string>
                 body, chat ? server::Endpoint::ChatCompletions : server::Endpoint::Completions,
                 bundle);
             InputLine input{requests.size(), 0, static_cast<size_t>(request.n)};
-            for (const auto& prompt : request.prompts) {
-                for (int32_t c = 0; c < request.n; ++c) {
-                    engine::RequestParams params = request.params;
-                    params.prompt = prompt;
-                    if (params.sampling.seed) *params.sampling.seed += static_cast<uint64_t>(c);
-                    core.validate(params);
-                    requests.push_back(std::move(params));
-                    ++input.count;
-                }
+            for (engine::RequestParams& params : server::engine_requests(request)) {
+                core.validate(params);
+                requests.push_back(std::move(params));
+                ++input.count;
             }
             inputs.push_back(input);
         } catch (const json::exception& error) {

@@ -97,6 +97,11 @@ DiskKvCache::~DiskKvCache() {
 
 fs::path DiskKvCache::path_of(const kv::BlockHash& hash) const { return dir_ / hex_name(hash); }
 
+int64_t DiskKvCache::layer_block_bytes() const {
+    return static_cast<int64_t>(shape_.n_kv_heads) * shape_.block_size * shape_.head_dim *
+           static_cast<int64_t>(sizeof(uint16_t));
+}
+
 int64_t DiskKvCache::file_bytes() const {
     return static_cast<int64_t>(sizeof(FileHeader)) +
            static_cast<int64_t>(shape_.block_size) * static_cast<int64_t>(sizeof(int32_t)) +
@@ -170,8 +175,7 @@ std::vector<uint8_t> DiskKvCache::encode(const kv::BlockHash& hash, std::span<co
                                          const model::KvCacheStorage& storage,
                                          kv::BlockId block) const {
     const size_t token_bytes = tokens.size_bytes();
-    const size_t chunk = static_cast<size_t>(shape_.n_kv_heads) * shape_.block_size *
-                         shape_.head_dim * sizeof(uint16_t);  // one layer's K (or V) of a block
+    const auto chunk = static_cast<size_t>(layer_block_bytes());
     std::vector<uint8_t> bytes(sizeof(FileHeader) + token_bytes +
                                static_cast<size_t>(payload_bytes_));
     uint8_t* payload = bytes.data() + sizeof(FileHeader);
@@ -203,11 +207,10 @@ void DiskKvCache::store(const kv::BlockHash& hash, std::span<const int32_t> toke
                         const model::KvCacheStorage& storage, kv::BlockId block) {
     {
         const std::lock_guard lock(mutex_);
-        const int64_t queued_bytes = static_cast<int64_t>(queue_.size()) *
-                                     (payload_bytes_ + static_cast<int64_t>(sizeof(FileHeader)));
+        const int64_t queued_bytes = static_cast<int64_t>(queue_.size()) * file_bytes();
         if (files_.contains(hash) || queued_.contains(hash) || queued_bytes >= kMaxQueuedBytes)
             return;
-        queued_.emplace(hash, true);
+        queued_.insert(hash);
     }
     PendingWrite write{hash, encode(hash, tokens, storage, block)};
     {
@@ -290,8 +293,7 @@ bool DiskKvCache::load(const kv::BlockHash& hash, std::span<const int32_t> token
     if (XXH3_64bits(payload.data(), payload.size()) != header.checksum) return reject();
     if (std::memcmp(payload.data(), tokens.data(), tokens.size_bytes()) != 0) return reject();
 
-    const size_t chunk = static_cast<size_t>(shape_.n_kv_heads) * shape_.block_size *
-                         shape_.head_dim * sizeof(uint16_t);
+    const auto chunk = static_cast<size_t>(layer_block_bytes());
     const uint8_t* at = payload.data() + tokens.size_bytes();
     for (int32_t layer = 0; layer < shape_.n_layers; ++layer) {
         std::memcpy(storage.keys(layer, block, 0), at, chunk);

@@ -21,6 +21,7 @@
 #include <span>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ladder/kv/block_hash.h"
@@ -81,7 +82,8 @@ private:
     void remove_locked(const kv::BlockHash& hash);
     void add_locked(const kv::BlockHash& hash, int64_t bytes);
     std::filesystem::path path_of(const kv::BlockHash& hash) const;
-    int64_t file_bytes() const;  // of every well-formed block file
+    int64_t file_bytes() const;         // of every well-formed block file
+    int64_t layer_block_bytes() const;  // one layer's K (or V) of one block
     std::vector<uint8_t> encode(const kv::BlockHash& hash, std::span<const int32_t> tokens,
                                 const model::KvCacheStorage& storage, kv::BlockId block) const;
 
@@ -96,7 +98,7 @@ private:
     std::unordered_map<kv::BlockHash, Entry, kv::BlockHashHasher> files_;
     std::list<kv::BlockHash> oldest_first_;
     std::deque<PendingWrite> queue_;
-    std::unordered_map<kv::BlockHash, bool, kv::BlockHashHasher> queued_;
+    std::unordered_set<kv::BlockHash, kv::BlockHashHasher> queued_;
     DiskKvCacheStats stats_;
     bool stopping_ = false;
     std::thread writer_;  // last: starts after everything above exists

@@ -171,7 +171,7 @@ void EngineCore::step() {
         if (prefix_caching_) cache_full_blocks(*chunk.sequence, before);
         if (window_pool_) release_passed_window_blocks(*chunk.sequence);
     }
-    sample_ready(schedule);
+    sample_ready();
     const double sampling_end = util::now_seconds();
 
     finished_.clear();
@@ -220,7 +220,7 @@ void EngineCore::build_batch(const Schedule& schedule) {
     }
 }
 
-void EngineCore::sample_ready(const Schedule&) {
+void EngineCore::sample_ready() {
     const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
     // Each sequence has its own sampler and random stream, so sampling them in
     // parallel gives the same tokens as one by one.
@@ -249,9 +249,7 @@ void EngineCore::cache_full_blocks(Sequence& sequence, int32_t n_computed_before
     const int32_t end = std::min(sequence.n_computed / block_size,
                                  static_cast<int32_t>(sequence.block_hashes.size()));
     for (int32_t index = n_computed_before / block_size; index < end; ++index) {
-        const std::span<const TokenId> tokens(
-            sequence.tokens.data() + static_cast<size_t>(index) * block_size,
-            static_cast<size_t>(block_size));
+        const std::span<const TokenId> tokens = sequence.block_tokens(static_cast<size_t>(index));
         const kv::BlockId block = sequence.blocks.blocks()[static_cast<size_t>(index)];
         const kv::BlockHash& hash = sequence.block_hashes[static_cast<size_t>(index)];
         // The window group's copy of the block too: a later prompt needs both.

@@ -92,7 +92,7 @@ public:
 private:
     void build_batch(const Schedule& schedule);
     // Samples a token for every sequence whose computed caught up with its total.
-    void sample_ready(const Schedule& schedule);
+    void sample_ready();
     // Appends the sampled token, applies stop rules, emits the output.
     // Returns true when the sequence finished.
     bool emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now);

@@ -14,10 +14,7 @@ Scheduler::Scheduler(kv::BlockPool& pool, int32_t max_num_seqs, int32_t max_num_
       watermark_blocks_(std::max(1, pool.n_blocks() / 100)),
       prefix_caching_(prefix_caching) {}
 
-void Scheduler::add(Sequence* sequence) {
-    sequence->status = SequenceStatus::Waiting;
-    waiting_.push_back(sequence);
-}
+void Scheduler::add(Sequence* sequence) { waiting_.push_back(sequence); }
 
 void Scheduler::remove(Sequence* sequence) {
     std::erase(waiting_, sequence);
@@ -110,7 +107,6 @@ void Scheduler::admit_waiting(int32_t& budget) {
         }
         grow_kv(*sequence, sequence->n_computed + n);
         it = waiting_.erase(it);
-        sequence->status = SequenceStatus::Running;
         running_.push_back(sequence);
         schedule_.admitted.push_back(sequence);
         schedule_.chunks.push_back({sequence, n});
@@ -128,8 +124,7 @@ void Scheduler::take_cached_prefix(Sequence& sequence) {
         sequence.block_hashes.size(), static_cast<size_t>((sequence.n_tokens() - 1) / block_size));
     size_t n_hit = 0;
     for (; n_hit < n_lookup; ++n_hit) {
-        const std::span<const TokenId> tokens(sequence.tokens.data() + n_hit * block_size,
-                                              static_cast<size_t>(block_size));
+        const std::span<const TokenId> tokens = sequence.block_tokens(n_hit);
         std::optional<kv::BlockId> block = pool_.take_cached(sequence.block_hashes[n_hit], tokens);
         if (!block && load_missing_) block = load_missing_(sequence.block_hashes[n_hit], tokens);
         if (!block) break;
@@ -147,9 +142,7 @@ size_t Scheduler::take_window_blocks(Sequence& sequence, size_t n_hit) {
                                    block_size);
     };
     auto window_block_cached = [&](size_t i) {
-        const std::span<const TokenId> tokens(sequence.tokens.data() + i * block_size,
-                                              static_cast<size_t>(block_size));
-        return window_pool_->has_cached(sequence.block_hashes[i], tokens);
+        return window_pool_->has_cached(sequence.block_hashes[i], sequence.block_tokens(i));
     };
     // Reuse only as far as the sliding-window layers still hold the blocks
     // that the window behind that point covers.
@@ -166,9 +159,8 @@ size_t Scheduler::take_window_blocks(Sequence& sequence, size_t n_hit) {
     }
     sequence.window_blocks.pad_released(static_cast<int32_t>(first_needed(n_usable)));
     for (size_t i = first_needed(n_usable); i < n_usable; ++i) {
-        const std::span<const TokenId> tokens(sequence.tokens.data() + i * block_size,
-                                              static_cast<size_t>(block_size));
-        sequence.window_blocks.append(*window_pool_->take_cached(sequence.block_hashes[i], tokens));
+        sequence.window_blocks.append(
+            *window_pool_->take_cached(sequence.block_hashes[i], sequence.block_tokens(i)));
     }
     return n_usable;
 }
@@ -215,7 +207,6 @@ Sequence* Scheduler::preempt_newest() {
     // Its generated tokens stay; everything is recomputed on readmission.
     release_kv(*victim);
     victim->n_computed = 0;
-    victim->status = SequenceStatus::Waiting;
     ++victim->n_preemptions;
     waiting_.push_front(victim);
     schedule_.preempted.push_back(victim);

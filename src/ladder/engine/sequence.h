@@ -20,8 +20,6 @@ namespace ladder::engine {
 // Receives a request's outputs, on the engine thread. Must be quick.
 using OutputSink = std::function<void(RequestOutput&&)>;
 
-enum class SequenceStatus { Waiting, Running };
-
 struct Sequence {
     Sequence(RequestId id, RequestParams params, int32_t max_tokens, int32_t block_size,
              const tokenizer::Tokenizer& tokenizer, OutputSink sink)
@@ -42,15 +40,18 @@ struct Sequence {
     int32_t n_uncomputed() const { return n_tokens() - n_computed; }
     int32_t n_tokens() const { return static_cast<int32_t>(tokens.size()); }
     int32_t n_generated() const { return n_tokens() - n_prompt_tokens; }
+    // The tokens of full block `index`.
+    std::span<const TokenId> block_tokens(size_t index) const {
+        const auto block_size = static_cast<size_t>(blocks.block_size());
+        return {tokens.data() + index * block_size, block_size};
+    }
     // Hashes every full block of tokens not hashed yet.
     void update_block_hashes(const kv::BlockHash& root) {
         const int32_t block_size = blocks.block_size();
         while (static_cast<int32_t>(block_hashes.size()) < n_tokens() / block_size) {
             const size_t index = block_hashes.size();
-            const std::span<const TokenId> block_tokens(tokens.data() + index * block_size,
-                                                        static_cast<size_t>(block_size));
             block_hashes.push_back(
-                kv::hash_block(index == 0 ? root : block_hashes.back(), block_tokens));
+                kv::hash_block(index == 0 ? root : block_hashes.back(), block_tokens(index)));
         }
     }
 
@@ -67,7 +68,6 @@ struct Sequence {
     StopMatcher stop_matcher;
     RequestParams params;  // prompt moved out into tokens
     OutputSink sink;
-    SequenceStatus status = SequenceStatus::Waiting;
     int32_t n_preemptions = 0;
     RequestTimings timings;
     // Chained hashes of the full blocks of tokens (prefix caching), kept up

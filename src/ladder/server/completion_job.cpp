@@ -55,14 +55,9 @@ CompletionJob::CompletionJob(ServerContext& context, CompletionRequest request)
     check_context(request_, context_.engine.kv_plan());
 
     // Choice index = prompt index * n + i, as OpenAI numbers them.
-    std::vector<engine::RequestParams> requests;
+    std::vector<engine::RequestParams> requests = engine_requests(request_);
     for (size_t p = 0; p < request_.prompts.size(); ++p) {
         for (int32_t i = 0; i < request_.n; ++i) {
-            engine::RequestParams params = request_.params;
-            params.prompt = request_.prompts[p];
-            // Each choice its own random stream, reproducible from the seed.
-            if (params.sampling.seed) *params.sampling.seed += static_cast<uint64_t>(i);
-            requests.push_back(std::move(params));
             ChoiceState& choice = choices_.emplace_back();
             choice.prompt_index = static_cast<int32_t>(p);
             choice.n_prompt_tokens = static_cast<int32_t>(request_.prompts[p].size());

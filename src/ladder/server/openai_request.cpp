@@ -250,6 +250,19 @@ void parse_logprobs(const json& body, Endpoint endpoint, engine::RequestParams& 
 
 }  // namespace
 
+std::vector<engine::RequestParams> engine_requests(const CompletionRequest& request) {
+    std::vector<engine::RequestParams> requests;
+    for (const std::vector<engine::TokenId>& prompt : request.prompts) {
+        for (int32_t i = 0; i < request.n; ++i) {
+            engine::RequestParams params = request.params;
+            params.prompt = prompt;
+            if (params.sampling.seed) *params.sampling.seed += static_cast<uint64_t>(i);
+            requests.push_back(std::move(params));
+        }
+    }
+    return requests;
+}
+
 CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
                                            const engine::ModelBundle& bundle) {
     if (!body.is_object()) invalid_param("", "the request body must be a JSON object");

@@ -41,6 +41,11 @@ std::vector<engine::TokenId> parse_token_ids(const nlohmann::json& value, const 
 std::vector<engine::TokenId> chat_prompt_tokens(const nlohmann::json& body,
                                                 const engine::ModelBundle& bundle);
 
+// One engine request per choice, in OpenAI's order (choice index = prompt
+// index x n + i). With a seed, choice i samples from seed + i: the choices
+// differ, and each stays reproducible.
+std::vector<engine::RequestParams> engine_requests(const CompletionRequest& request);
+
 // Throws ApiError (400) for a malformed body; util::InputError from the chat
 // template (an unsupported role order) is turned into one too.
 CompletionRequest parse_completion_request(const nlohmann::json& body, Endpoint endpoint,
