@@ -13,8 +13,9 @@ from conftest import run_ladder, run_ladder_json
 from test_cli import run_failing
 
 LLAMA_BENCH_FIELDS = {
-    "cpu_info": str, "model_filename": str, "model_type": str, "model_size": int,
-    "model_n_params": int, "n_threads": int, "n_prompt": int, "n_gen": int, "test_time": str,
+    "build_commit": str, "cpu_info": str, "model_filename": str, "model_type": str,
+    "model_size": int, "model_n_params": int, "n_threads": int, "n_prompt": int, "n_gen": int,
+    "test_time": str,
     "avg_ns": int, "stddev_ns": int, "avg_ts": float, "stddev_ts": float, "samples_ns": list,
     "samples_ts": list,
 }

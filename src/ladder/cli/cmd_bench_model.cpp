@@ -99,6 +99,7 @@ json test_record(const BenchRun& run, const tools::ModelBenchTest& test, const s
     const tools::SampleStats ts = tools::sample_stats(samples_ts);
     const double ceiling = ceiling_tokens_per_second(run, test);
     return {
+        {"build_commit", LADDER_BUILD_COMMIT},
         {"cpu_info", tools::cpu_model_name()},
         {"gpu_info", ""},
         {"backends", "CPU"},

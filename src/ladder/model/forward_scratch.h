@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "ladder/kernels/cpu/matmul.h"
 #include "ladder/model/model_config.h"
+#include "ladder/util/thread_pool.h"
 
 namespace ladder::model {
 
@@ -22,18 +24,27 @@ struct ForwardScratch {
     std::vector<float> gate;  // [T, hidden_dim]
     std::vector<float> up;    // [T, hidden_dim]
     std::vector<float> out;   // [T, dim] projection output before the residual add
-    std::vector<uint8_t> quantized;     // activations quantized for the integer dot products
+    // Activations quantized for the integer dot products: one buffer per
+    // activation type a project() call needs (Q, K and V may pair with two).
+    static constexpr size_t kMaxActivationTypes = 3;
+    std::vector<uint8_t> quantized[kMaxActivationTypes];
     std::vector<float> scores;          // [chunks, longest context] attention score rows
     std::vector<int32_t> row_sequence;  // [T] which sequence each row belongs to
 
     // Makes room for n_rows rows of every buffer (scores grow on demand).
     void ensure(const ModelConfig& config, int64_t n_rows);
 
-    // x [n_rows, w.n_in] quantized for w's vec_dot type into `quantized`,
-    // unless `current` already holds x in that type (Q, K and V share one).
-    kernels::cpu::QuantizedActivations quantize_for(
-        const kernels::cpu::WeightMatrix& w, const float* x, int64_t n_rows,
-        const kernels::cpu::QuantizedActivations* current);
+    // One linear layer of a project() call: out [n_rows, w->n_out] = x . w^T.
+    struct Projection {
+        const kernels::cpu::WeightMatrix* w;
+        float* out;
+    };
+
+    // Every projection of the same input x [n_rows, n_in] (Q, K and V; gate
+    // and up): x is quantized once per activation type they need, and the
+    // products run as one matmul_group, one parallel region for all.
+    void project(std::initializer_list<Projection> projections, const float* x, int64_t n_rows,
+                 util::ThreadPool& pool);
 };
 
 }  // namespace ladder::model

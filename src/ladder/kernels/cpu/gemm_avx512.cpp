@@ -14,6 +14,7 @@
 
 #include "ladder/kernels/cpu/gemm_pairs_avx512.h"
 #include "ladder/kernels/cpu/gemm_tiles.h"
+#include "ladder/kernels/cpu/gemv_avx512.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/quant_blocks.h"
@@ -166,6 +167,19 @@ void row_tiles_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n
                                                     out, out_stride);
 }
 
+// Decode (one activation row) runs the gemv kernel when the matrix has a whole
+// group of rows; otherwise, and for more rows, the row tiles.
+void few_rows_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    if (n_activation_rows == 1 && n_weight_rows >= detail::kGemvRows) {
+        detail::gemv_q4_1_q8_1(weights, weight_row_bytes, n_weight_rows, activations, n, out);
+        return;
+    }
+    row_tiles_q4_1_q8_1(weights, weight_row_bytes, n_weight_rows, activations,
+                        activation_row_bytes, n_activation_rows, n, out, out_stride);
+}
+
 void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activations, size_t activation_row_bytes,
                          int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
@@ -225,7 +239,7 @@ namespace detail {
 void install_avx512_gemm(CpuKernels& k) {
     using tensor::DType;
     k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
-        gemm_by_rows<gemm_pairs_q4_1_q8_1, row_tiles_q4_1_q8_1>;
+        gemm_by_rows<gemm_pairs_q4_1_q8_1, few_rows_q4_1_q8_1>;
     k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
         gemm_by_rows<gemm_pairs_q8_0_q8_0, row_tiles_q8_0_q8_0>;
     k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =

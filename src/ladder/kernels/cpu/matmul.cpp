@@ -14,10 +14,34 @@ namespace {
 constexpr int64_t kActivationRowsPerPass = 64;
 
 // Output rows per task: enough tasks (8 per thread) for dynamic balancing,
-// few enough that the per-task handoff stays negligible beside the work.
+// few enough that the per-task handoff stays negligible beside the work; a
+// multiple of the widest kernel row group (the AVX-512 decode kernel takes 8
+// rows at once), so no tile ends in a short group that repeats rows.
 int64_t rows_per_tile(int64_t n_out, int n_threads) {
+    constexpr int64_t kRowGroup = 8;
     const int64_t target_tasks = static_cast<int64_t>(n_threads) * 8;
-    return std::clamp<int64_t>(n_out / target_tasks, 4, 256);
+    const int64_t rows = std::clamp<int64_t>(n_out / target_tasks, kRowGroup, 256);
+    return (rows + kRowGroup - 1) / kRowGroup * kRowGroup;
+}
+
+// Output rows [r_begin, r_end) of w . x^T for every activation row.
+void run_tile(VecDotFn dot, GemmFn gemm, const WeightMatrix& w, const QuantizedActivations& x,
+              int64_t r_begin, int64_t r_end, float* out) {
+    const int64_t n_out = w.n_out;
+    for (int64_t t0 = 0; t0 < x.n_rows; t0 += kActivationRowsPerPass) {
+        const int64_t t1 = std::min(x.n_rows, t0 + kActivationRowsPerPass);
+        if (gemm != nullptr) {
+            // Unpacks each weight block once for several activation rows;
+            // every output still equals dot() bit for bit (vec_dot.h).
+            gemm(w.row(r_begin), w.row_bytes, r_end - r_begin, x.row(t0), x.row_bytes, t1 - t0,
+                 w.n_in, out + t0 * n_out + r_begin, n_out);
+            continue;
+        }
+        for (int64_t r = r_begin; r < r_end; ++r) {
+            const void* weight_row = w.row(r);
+            for (int64_t t = t0; t < t1; ++t) out[t * n_out + r] = dot(weight_row, x.row(t), w.n_in);
+        }
+    }
 }
 
 }  // namespace
@@ -31,42 +55,56 @@ WeightMatrix make_weight_matrix(tensor::DType dtype, const void* data, int64_t n
 
 void matmul(const CpuKernels& kernels, const WeightMatrix& w, const QuantizedActivations& x,
             float* out, util::ThreadPool& pool) {
-    LADDER_CHECK(x.dtype == tensor::vec_dot_type(w.dtype), "activations not in vec_dot_type");
-    LADDER_CHECK(x.n_in == w.n_in, "activation and weight widths differ");
-    const VecDotFn dot = kernels.vec_dot(w.dtype);
-    LADDER_CHECK(dot != nullptr, "no dot product kernel for this weight dtype");
-    const int64_t n_out = w.n_out;
-    const int64_t n_in = w.n_in;
-    const int64_t n_rows = x.n_rows;
-    if (n_out == 0 || n_rows == 0) return;
+    const MatmulTask task{&w, &x, out};
+    matmul_group(kernels, std::span(&task, 1), pool);
+}
 
-    const int64_t tile = rows_per_tile(n_out, pool.n_threads());
-    const int64_t n_tiles = (n_out + tile - 1) / tile;
-    const GemmFn gemm = kernels.gemm(w.dtype);
+void matmul_group(const CpuKernels& kernels, std::span<const MatmulTask> tasks,
+                  util::ThreadPool& pool) {
+    // Every task's output rows cut into tiles, all tiles in one region.
+    struct ProductTiles {
+        const MatmulTask* task;
+        VecDotFn dot;
+        GemmFn gemm;
+        int64_t tile_rows;
+        int64_t first_tile;
+    };
+    constexpr size_t kMaxTasks = 8;
+    LADDER_CHECK(tasks.size() <= kMaxTasks, "too many products for one matmul_group");
+    ProductTiles products[kMaxTasks];
+    int64_t n_tiles = 0;
+    size_t n_live = 0;
+    for (const MatmulTask& task : tasks) {
+        const WeightMatrix& w = *task.w;
+        const QuantizedActivations& x = *task.x;
+        LADDER_CHECK(x.dtype == tensor::vec_dot_type(w.dtype), "activations not in vec_dot_type");
+        LADDER_CHECK(x.n_in == w.n_in, "activation and weight widths differ");
+        const VecDotFn dot = kernels.vec_dot(w.dtype);
+        LADDER_CHECK(dot != nullptr, "no dot product kernel for this weight dtype");
+        if (w.n_out == 0 || x.n_rows == 0) continue;
+        const int64_t tile_rows = rows_per_tile(w.n_out, pool.n_threads());
+        products[n_live++] = {&task, dot, kernels.gemm(w.dtype), tile_rows, n_tiles};
+        n_tiles += (w.n_out + tile_rows - 1) / tile_rows;
+    }
     pool.parallel_for(n_tiles, [&](int64_t tile_index) {
-        const int64_t r_begin = tile_index * tile;
-        const int64_t r_end = std::min(n_out, r_begin + tile);
-        for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRowsPerPass) {
-            const int64_t t1 = std::min(n_rows, t0 + kActivationRowsPerPass);
-            if (gemm != nullptr) {
-                // Unpacks each weight block once for several activation rows;
-                // every output still equals dot() bit for bit (vec_dot.h).
-                gemm(w.row(r_begin), w.row_bytes, r_end - r_begin, x.row(t0), x.row_bytes,
-                     t1 - t0, n_in, out + t0 * n_out + r_begin, n_out);
-                continue;
-            }
-            for (int64_t r = r_begin; r < r_end; ++r) {
-                const void* weight_row = w.row(r);
-                for (int64_t t = t0; t < t1; ++t)
-                    out[t * n_out + r] = dot(weight_row, x.row(t), n_in);
-            }
-        }
+        size_t t = 0;
+        while (t + 1 < n_live && products[t + 1].first_tile <= tile_index) ++t;
+        const ProductTiles& tt = products[t];
+        const WeightMatrix& w = *tt.task->w;
+        const QuantizedActivations& x = *tt.task->x;
+        const int64_t r_begin = (tile_index - tt.first_tile) * tt.tile_rows;
+        const int64_t r_end = std::min(w.n_out, r_begin + tt.tile_rows);
+        run_tile(tt.dot, tt.gemm, w, x, r_begin, r_end, tt.task->out);
     });
 }
 
 void matmul(const WeightMatrix& w, const QuantizedActivations& x, float* out,
             util::ThreadPool& pool) {
     matmul(cpu_kernels(), w, x, out, pool);
+}
+
+void matmul_group(std::span<const MatmulTask> tasks, util::ThreadPool& pool) {
+    matmul_group(cpu_kernels(), tasks, pool);
 }
 
 }  // namespace ladder::kernels::cpu

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "ladder/kernels/cpu/quantize_activations.h"
 #include "ladder/kernels/cpu/vec_dot.h"
@@ -43,5 +44,20 @@ void matmul(const CpuKernels& kernels, const WeightMatrix& w, const QuantizedAct
 // The same with cpu_kernels().
 void matmul(const WeightMatrix& w, const QuantizedActivations& x, float* out,
             util::ThreadPool& pool);
+
+// One product of a matmul_group: out [x->n_rows, w->n_out] = x . w^T.
+struct MatmulTask {
+    const WeightMatrix* w;
+    const QuantizedActivations* x;
+    float* out;
+};
+
+// Independent products (at most 8, e.g. Q, K and V of one layer) in one
+// parallel region: in decode each product is a few microseconds of work, and
+// one wake-up and one wait for all of them, with their tiles balanced together,
+// costs less than one per product. Each output is what matmul gives.
+void matmul_group(const CpuKernels& kernels, std::span<const MatmulTask> tasks,
+                  util::ThreadPool& pool);
+void matmul_group(std::span<const MatmulTask> tasks, util::ThreadPool& pool);
 
 }  // namespace ladder::kernels::cpu

@@ -174,14 +174,8 @@ void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
     const int64_t q_dim = config_.q_dim();
     const int64_t kv_dim = config_.kv_dim();
     const int32_t head_dim = config_.head_dim;
-    // Q, K and V read the same normed input: it is quantized again only when
-    // a matrix pairs with a different activation type.
-    auto xq = s.quantize_for(layer.wq, s.xb.data(), n_rows, nullptr);
-    cpu::matmul(layer.wq, xq, s.q.data(), pool);
-    xq = s.quantize_for(layer.wk, s.xb.data(), n_rows, &xq);
-    cpu::matmul(layer.wk, xq, s.k.data(), pool);
-    xq = s.quantize_for(layer.wv, s.xb.data(), n_rows, &xq);
-    cpu::matmul(layer.wv, xq, s.v.data(), pool);
+    s.project({{&layer.wq, s.q.data()}, {&layer.wk, s.k.data()}, {&layer.wv, s.v.data()}},
+              s.xb.data(), n_rows, pool);
 
     const cpu::RopeParams& rope = config_.is_local_layer(l) ? rope_local_ : rope_global_;
     const KvCacheShape& shape = kv.shape();
@@ -206,13 +200,10 @@ void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
 
 void Gemma3Model::mlp(const LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool) {
     ForwardScratch& s = scratch_;
-    auto xq = s.quantize_for(layer.w_gate, s.xb.data(), n_rows, nullptr);
-    cpu::matmul(layer.w_gate, xq, s.gate.data(), pool);
-    xq = s.quantize_for(layer.w_up, s.xb.data(), n_rows, &xq);
-    cpu::matmul(layer.w_up, xq, s.up.data(), pool);
+    s.project({{&layer.w_gate, s.gate.data()}, {&layer.w_up, s.up.data()}}, s.xb.data(), n_rows,
+              pool);
     cpu::gelu_mul_f16_table(s.gate.data(), s.up.data(), n_rows * config_.hidden_dim);
-    xq = s.quantize_for(layer.w_down, s.gate.data(), n_rows, nullptr);
-    cpu::matmul(layer.w_down, xq, s.out.data(), pool);
+    s.project({{&layer.w_down, s.out.data()}}, s.gate.data(), n_rows, pool);
 }
 
 void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPool& pool,
@@ -240,8 +231,7 @@ void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPo
         // q is already scaled (project_qkv), so the scores are not scaled again.
         const int32_t window = config_.is_local_layer(l) ? config_.sliding_window : 0;
         paged_attention(batch, kv, l, config_, 1.0f, window, s, pool);
-        const auto attn_q = s.quantize_for(layer.wo, s.attn.data(), n_rows, nullptr);
-        cpu::matmul(layer.wo, attn_q, s.out.data(), pool);
+        s.project({{&layer.wo, s.out.data()}}, s.attn.data(), n_rows, pool);
         rms_norm_rows(s.out.data(), layer.attn_post_norm, s.out.data(), n_rows, dim);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
 
@@ -260,8 +250,7 @@ void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPo
                       config_.rms_norm_eps);
     }
     if (n_logit_rows == 0) return;
-    const auto xq = s.quantize_for(output_, s.xb.data(), n_logit_rows, nullptr);
-    cpu::matmul(output_, xq, logits.data(), pool);
+    s.project({{&output_, logits.data()}}, s.xb.data(), n_logit_rows, pool);
     if (config_.final_logit_softcap > 0.0f) {
         // cap * tanh(logit / cap), with 1/cap as one factor as the reference scales.
         const float cap = config_.final_logit_softcap;

@@ -121,14 +121,8 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
             cpu::rms_norm(s.x.data() + row * dim, layer.attn_norm, s.xb.data() + row * dim, dim,
                           config_.rms_norm_eps);
         }
-        // Q, K and V read the same normed input: it is quantized again only
-        // when a matrix pairs with a different activation type.
-        auto xq = s.quantize_for(layer.wq, s.xb.data(), n_rows, nullptr);
-        cpu::matmul(layer.wq, xq, s.q.data(), pool);
-        xq = s.quantize_for(layer.wk, s.xb.data(), n_rows, &xq);
-        cpu::matmul(layer.wk, xq, s.k.data(), pool);
-        xq = s.quantize_for(layer.wv, s.xb.data(), n_rows, &xq);
-        cpu::matmul(layer.wv, xq, s.v.data(), pool);
+        s.project({{&layer.wq, s.q.data()}, {&layer.wk, s.k.data()}, {&layer.wv, s.v.data()}},
+                  s.xb.data(), n_rows, pool);
         for (int64_t row = 0; row < n_rows; ++row) {
             float* q = s.q.data() + row * q_dim;
             float* k = s.k.data() + row * kv_dim;
@@ -145,21 +139,17 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
                           kv.values(l, 0, 0), shape.n_kv_heads, shape.block_size, shape.head_dim);
         }
         paged_attention(batch, kv, l, config_, config_.attention_scale, 0, s, pool);
-        xq = s.quantize_for(layer.wo, s.attn.data(), n_rows, nullptr);
-        cpu::matmul(layer.wo, xq, s.out.data(), pool);
+        s.project({{&layer.wo, s.out.data()}}, s.attn.data(), n_rows, pool);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
 
         for (int64_t row = 0; row < n_rows; ++row) {
             cpu::rms_norm(s.x.data() + row * dim, layer.ffn_norm, s.xb.data() + row * dim, dim,
                           config_.rms_norm_eps);
         }
-        xq = s.quantize_for(layer.w_gate, s.xb.data(), n_rows, nullptr);
-        cpu::matmul(layer.w_gate, xq, s.gate.data(), pool);
-        xq = s.quantize_for(layer.w_up, s.xb.data(), n_rows, &xq);
-        cpu::matmul(layer.w_up, xq, s.up.data(), pool);
+        s.project({{&layer.w_gate, s.gate.data()}, {&layer.w_up, s.up.data()}}, s.xb.data(), n_rows,
+                  pool);
         cpu::silu_mul(s.gate.data(), s.up.data(), n_rows * hidden_dim);
-        xq = s.quantize_for(layer.w_down, s.gate.data(), n_rows, nullptr);
-        cpu::matmul(layer.w_down, xq, s.out.data(), pool);
+        s.project({{&layer.w_down, s.out.data()}}, s.gate.data(), n_rows, pool);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
     }
 
@@ -172,8 +162,7 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
                       config_.rms_norm_eps);
     }
     if (n_logit_rows == 0) return;
-    const auto xq = s.quantize_for(output_, s.xb.data(), n_logit_rows, nullptr);
-    cpu::matmul(output_, xq, logits.data(), pool);
+    s.project({{&output_, logits.data()}}, s.xb.data(), n_logit_rows, pool);
 }
 
 }  // namespace
