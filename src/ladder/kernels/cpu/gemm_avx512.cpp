@@ -167,19 +167,6 @@ void row_tiles_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n
                                                     out, out_stride);
 }
 
-// Decode (one activation row) runs the gemv kernel when the matrix has a whole
-// group of rows; otherwise, and for more rows, the row tiles.
-void few_rows_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                        const void* activations, size_t activation_row_bytes,
-                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    if (n_activation_rows == 1 && n_weight_rows >= detail::kGemvRows) {
-        detail::gemv_q4_1_q8_1(weights, weight_row_bytes, n_weight_rows, activations, n, out);
-        return;
-    }
-    row_tiles_q4_1_q8_1(weights, weight_row_bytes, n_weight_rows, activations,
-                        activation_row_bytes, n_activation_rows, n, out, out_stride);
-}
-
 void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activations, size_t activation_row_bytes,
                          int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
@@ -189,6 +176,20 @@ void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n
                                                     n_weight_rows, activations,
                                                     activation_row_bytes, n_activation_rows, n,
                                                     out, out_stride);
+}
+
+// Decode (one activation row) runs the gemv kernel when the matrix has a whole
+// group of rows; otherwise, and for more rows, the row tiles.
+template <GemmFn kRowTiles, detail::GemvFn kGemv>
+void few_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+              const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+              int64_t n, float* out, int64_t out_stride) {
+    if (n_activation_rows == 1 && n_weight_rows >= detail::kGemvRows) {
+        kGemv(weights, weight_row_bytes, n_weight_rows, activations, n, out);
+        return;
+    }
+    kRowTiles(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+              n_activation_rows, n, out, out_stride);
 }
 
 // Q5_0 has no row tile: it runs the table's own vec_dot (the AVX2 one) per
@@ -239,11 +240,11 @@ namespace detail {
 void install_avx512_gemm(CpuKernels& k) {
     using tensor::DType;
     k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
-        gemm_by_rows<gemm_pairs_q4_1_q8_1, few_rows_q4_1_q8_1>;
+        gemm_by_rows<gemm_pairs_q4_1_q8_1, few_rows<row_tiles_q4_1_q8_1, detail::gemv_q4_1_q8_1>>;
     k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
-        gemm_by_rows<gemm_pairs_q8_0_q8_0, row_tiles_q8_0_q8_0>;
+        gemm_by_rows<gemm_pairs_q8_0_q8_0, few_rows<row_tiles_q8_0_q8_0, detail::gemv_q8_0_q8_0>>;
     k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
-        gemm_by_rows<gemm_pairs_q5_0_q8_0, vec_dots_q5_0_q8_0>;
+        gemm_by_rows<gemm_pairs_q5_0_q8_0, few_rows<vec_dots_q5_0_q8_0, detail::gemv_q5_0_q8_0>>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_K)] =
         gemm_by_rows<gemm_pairs_q4_k_q8_k, avx2_gemm<DType::Q4_K>>;
     k.gemm_by_weight[static_cast<int>(DType::Q6_K)] =

@@ -1,17 +1,16 @@
-// AVX-512 VNNI kernel for one activation row (decode) and Q4_1 weights. Decode
-// streams every weight once, so this kernel only has to keep up with memory:
-// the row-tile kernel spent ~8 cycles a block converting halves one by one and
-// reached half the machine's read bandwidth. Here eight weight rows go
-// together: one gather fetches their eight (d, m) heads of a block and one
-// conversion turns them into floats, and each 512-bit vector carries two rows'
-// integer sums, so the dot, the conversion and the fma serve two outputs.
+// AVX-512 VNNI kernels for one activation row (decode): Q4_1, Q8_0 and Q5_0
+// weights. Decode streams every weight once, so these only have to keep up
+// with memory: the row-tile kernels spent ~8 cycles a block converting halves
+// one by one and reached half the machine's read bandwidth. Here eight weight
+// rows go together: one gather fetches their eight block heads and one
+// conversion turns them into floats, and each 512-bit vector carries two
+// rows' integer sums, so the dot, the conversion and the fma serve two outputs.
 //
-// Results equal vec_dot_q4_1_q8_1 bit for bit (batch invariance): per output
-// acc += (d_w * d_a) * lane sums by one fma per block in block order, offsets
-// += m_w * s_a by one fma per block, result hsum(acc) + offsets. Lanes 0..7
-// of a pair vector are the first row's vec_dot lanes in order, 8..15 the
-// second row's; the heads vector holds row r's d_w in lane 2r and m_w in
-// lane 2r + 1, so one multiply makes the scales and one fma runs the offsets.
+// Results equal the table's vec_dot bit for bit (batch invariance): per output
+// acc += (d_w * d_a) * lane sums by one fma per block in block order (Q4_1
+// also offsets += m_w * s_a by one fma per block), result hsum(acc) (+
+// offsets). Lanes 0..7 of a pair vector are the first row's vec_dot lanes in
+// order (lane k: elements 4k..4k + 3), 8..15 the second row's.
 // GCC 12's AVX-512 headers warn about their own "undefined" vectors (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -23,76 +22,206 @@
 #include <cstring>
 
 #include "ladder/kernels/cpu/simd_x86.h"
-#include "ladder/util/check.h"
 #include "ladder/tensor/quant_blocks.h"
+#include "ladder/util/check.h"
 
 namespace ladder::kernels::cpu::detail {
 
 namespace {
 
 using tensor::BlockQ4_1;
+using tensor::BlockQ5_0;
+using tensor::BlockQ8_0;
 using tensor::BlockQ8_1;
 using tensor::kQK;
 
-constexpr int kRows = kGemvRows;  // weight rows per group: one gather of heads
+constexpr int kRows = kGemvRows;   // weight rows per group: one gather of heads
 constexpr int kPairs = kRows / 2;  // pair vectors, each its own fma chain
 
-// Rows 2p and 2p + 1's codes of one block against the activation block laid
-// out as [low half, high half] twice: [row low nibbles, row high nibbles,
-// next row low, next row high], so lanes 0..7 are the first row's vec_dot
-// lanes (elements 4k..4k + 3) and 8..15 the second's.
-LADDER_AVX512 inline __m512i pair_codes(const BlockQ4_1& first, const BlockQ4_1& second) {
-    __m512i z = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(first.qs)));
-    z = _mm512_mask_broadcast_i32x4(z, 0xff00,
-                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(second.qs)));
-    // Words of 128-bit lanes 1 and 3 take their high nibbles.
-    z = _mm512_mask_srli_epi16(z, 0xff00ff00u, z, 4);
+LADDER_AVX512 inline __m128i load_16(const void* p) {
+    return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+
+LADDER_AVX512 inline __m256i load_32(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// One activation block as vpdpbusd meets it, shared by every weight row: its
+// 32 codes twice over and the int32 lanes each pair's sums start from.
+struct ActivationCodes {
+    __m512i codes;
+    __m512i start;
+};
+
+LADDER_AVX512 inline __m512i twice(const int8_t* qs) {
+    return _mm512_broadcast_i64x4(load_32(qs));
+}
+
+// -(each lane's 4-byte sum of u * y): the start that cancels an unsigned bias
+// u added to the weight codes.
+LADDER_AVX512 inline __m512i negated_sums(__m512i u, __m512i y) {
+    return _mm512_sub_epi32(_mm512_setzero_si512(),
+                            _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y));
+}
+
+// Two rows' 16 bytes of nibbles (low nibbles are elements 0..15, high ones
+// 16..31) as [row low, row high, next row low, next row high]: each row's 32
+// codes in element order.
+LADDER_AVX512 inline __m512i pair_nibbles(const uint8_t* first, const uint8_t* second) {
+    __m512i z = _mm512_broadcast_i32x4(load_16(first));
+    z = _mm512_mask_broadcast_i32x4(z, 0xff00, load_16(second));
+    z = _mm512_mask_srli_epi16(z, 0xff00ff00u, z, 4);  // 128-bit lanes 1 and 3: high nibbles
     return _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
 }
 
-// (d_a, s_a) of an activation block as floats, repeated over the vector.
-LADDER_AVX512 inline __m512 activation_scales(const BlockQ8_1& a) {
-    uint32_t ds = 0;
-    std::memcpy(&ds, &a.d, sizeof ds);  // d then s, two adjacent halves
-    const __m128 pair = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(ds)));
-    return _mm512_castpd_ps(_mm512_broadcastsd_pd(_mm_castps_pd(pair)));
+// The low halves of eight gathered dwords as floats in lanes 0..7.
+LADDER_AVX512 inline __m512 low_halves(__m256i gathered) {
+    return _mm512_castps256_ps512(_mm256_cvtph_ps(_mm256_cvtepi32_epi16(gathered)));
 }
 
+// Q4_1 x Q8_1, as vec_dot_q4_1_q8_1. The gathered heads (d | m << 16) convert
+// to row r's d_w in lane 2r and m_w in lane 2r + 1 and the activation's (d_a,
+// s_a) repeat over the vector, so one multiply makes the scales (even lanes)
+// and one fma runs the offsets (odd lanes).
+struct Q4_1Rows {
+    using Block = BlockQ4_1;
+    using Activation = BlockQ8_1;
+    static constexpr bool kOffsets = true;
+    static constexpr int kScaleStride = 2;  // lanes between two rows' scales
+
+    LADDER_AVX512 static __m512 heads(__m256i gathered) { return _mm512_cvtph_ps(gathered); }
+
+    LADDER_AVX512 static __m512 activation_scales(const Activation& a) {
+        uint32_t ds = 0;
+        std::memcpy(&ds, &a.d, sizeof ds);  // d then s, two adjacent halves
+        const __m128 pair = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(ds)));
+        return _mm512_castpd_ps(_mm512_broadcastsd_pd(_mm_castps_pd(pair)));
+    }
+
+    LADDER_AVX512 static ActivationCodes activation_codes(const Activation& a) {
+        return {twice(a.qs), _mm512_setzero_si512()};
+    }
+
+    LADDER_AVX512 static __m512i lane_sums(const Block& first, const Block& second,
+                                           const ActivationCodes& act) {
+        return _mm512_dpbusd_epi32(act.start, pair_nibbles(first.qs, second.qs), act.codes);
+    }
+};
+
+// Q8_0 x Q8_0, as vec_dot_q8_0_q8_0. vpdpbusd wants one unsigned side: the
+// weights go in as x + 128 and the sums start from -128 * sum(y), the same
+// integers as sum(x * y), with the start shared by every row. The gathered
+// heads' low halves are the d_w (row r in lane r).
+struct Q8_0Rows {
+    using Block = BlockQ8_0;
+    using Activation = BlockQ8_0;
+    static constexpr bool kOffsets = false;
+    static constexpr int kScaleStride = 1;
+
+    LADDER_AVX512 static __m512 heads(__m256i gathered) { return low_halves(gathered); }
+
+    LADDER_AVX512 static __m512 activation_scales(const Activation& a) {
+        return _mm512_set1_ps(half_to_float(a.d));
+    }
+
+    LADDER_AVX512 static ActivationCodes activation_codes(const Activation& a) {
+        const __m512i y = twice(a.qs);
+        return {y, negated_sums(_mm512_set1_epi8(static_cast<char>(0x80)), y)};
+    }
+
+    LADDER_AVX512 static __m512i lane_sums(const Block& first, const Block& second,
+                                           const ActivationCodes& act) {
+        const __m512i x =
+            _mm512_inserti64x4(_mm512_castsi256_si512(load_32(first.qs)), load_32(second.qs), 1);
+        const __m512i biased = _mm512_xor_si512(x, _mm512_set1_epi8(static_cast<char>(0x80)));
+        return _mm512_dpbusd_epi32(act.start, biased, act.codes);
+    }
+};
+
+// Q5_0 x Q8_0, as the AVX2 vec_dot_q5_0_q8_0, which sums (q - 16) * y: here
+// q (0..31, unsigned) * y from a start of -16 * sum(y), the same integers,
+// with the start shared by every row. Heads as Q8_0's: d_w in the low half.
+struct Q5_0Rows {
+    using Block = BlockQ5_0;
+    using Activation = BlockQ8_0;
+    static constexpr bool kOffsets = false;
+    static constexpr int kScaleStride = 1;
+
+    LADDER_AVX512 static __m512 heads(__m256i gathered) { return low_halves(gathered); }
+
+    LADDER_AVX512 static __m512 activation_scales(const Activation& a) {
+        return _mm512_set1_ps(half_to_float(a.d));
+    }
+
+    LADDER_AVX512 static ActivationCodes activation_codes(const Activation& a) {
+        const __m512i y = twice(a.qs);
+        return {y, negated_sums(_mm512_set1_epi8(16), y)};
+    }
+
+    LADDER_AVX512 static __m512i lane_sums(const Block& first, const Block& second,
+                                           const ActivationCodes& act) {
+        // Element e's fifth bit is bit e of qh: the pair's 64 codes take the
+        // first row's 32 bits, then the second's.
+        uint32_t qh_first = 0;
+        uint32_t qh_second = 0;
+        std::memcpy(&qh_first, first.qh, sizeof qh_first);
+        std::memcpy(&qh_second, second.qh, sizeof qh_second);
+        const __mmask64 high = _cvtu64_mask64(qh_first | (uint64_t{qh_second} << 32));
+        const __m512i nibbles = pair_nibbles(first.qs, second.qs);
+        const __m512i q = _mm512_mask_add_epi8(nibbles, high, nibbles, _mm512_set1_epi8(16));
+        return _mm512_dpbusd_epi32(act.start, q, act.codes);
+    }
+};
+
 // kRows weight rows starting at `rows` (row_bytes apart) against one activation row.
-LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes, const BlockQ8_1* a,
-                              int64_t n_blocks, float res[kRows]) {
-    const BlockQ4_1* w[kRows];
+template <typename Weights>
+LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes,
+                              const typename Weights::Activation* a, int64_t n_blocks,
+                              float res[kRows]) {
+    using Block = typename Weights::Block;
+    const Block* w[kRows];
     for (int r = 0; r < kRows; ++r) {
-        w[r] = reinterpret_cast<const BlockQ4_1*>(rows + static_cast<size_t>(r) * row_bytes);
+        w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
     }
     const __m256i head_offsets =
         _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                            _mm256_set1_epi32(static_cast<int>(row_bytes)));
-    // Scale lanes for pair p: row 2p's d (lane 4p of the heads) then row 2p + 1's.
+    // Pair p's scale vector: row 2p's scale in lanes 0..7, row 2p + 1's in 8..15.
+    constexpr int kStride = Weights::kScaleStride;
     __m512i scale_index[kPairs];
 #pragma GCC unroll 4
     for (int p = 0; p < kPairs; ++p) {
-        scale_index[p] = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32(4 * p),
-                                                 _mm512_set1_epi32(4 * p + 2));
+        scale_index[p] = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32(2 * p * kStride),
+                                                 _mm512_set1_epi32((2 * p + 1) * kStride));
     }
     __m512 acc[kPairs];
 #pragma GCC unroll 4
     for (int p = 0; p < kPairs; ++p) acc[p] = _mm512_setzero_ps();
-    __m512 offsets = _mm512_setzero_ps();  // lane 2r + 1: row r's offsets
+    __m512 offsets = _mm512_setzero_ps();  // Q4_1, lane 2r + 1: row r's offsets
+    // The group two groups on (contiguous, this group's size), a block's share
+    // per block: decode's matrices are small and each tile starts a new
+    // stream, so the hardware prefetcher alone leaves loads waiting on memory.
+    constexpr size_t kGroupBlockBytes = kRows * sizeof(Block);
+    const char* ahead = rows + 2 * kRows * row_bytes;
     for (int64_t i = 0; i < n_blocks; ++i) {
-        const __m256i heads = _mm256_i32gather_epi32(
-            reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(BlockQ4_1)),
+        const char* line = ahead + static_cast<size_t>(i) * kGroupBlockBytes;
+#pragma GCC unroll 8
+        for (size_t offset = 0; offset < kGroupBlockBytes; offset += 64) {
+            _mm_prefetch(line + offset, _MM_HINT_T0);
+        }
+        const __m256i gathered = _mm256_i32gather_epi32(
+            reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
             head_offsets, 1);
-        const __m512 dm = _mm512_cvtph_ps(heads);
-        const __m512 ds = activation_scales(a[i]);
-        const __m512 scales = _mm512_mul_ps(dm, ds);  // lane 2r: d_w * d_a of row r
-        offsets = _mm512_fmadd_ps(dm, ds, offsets);
-        const __m512i act = _mm512_broadcast_i64x4(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs)));
+        const __m512 heads = Weights::heads(gathered);
+        const __m512 activation_scales = Weights::activation_scales(a[i]);
+        const __m512 scales = _mm512_mul_ps(heads, activation_scales);
+        if constexpr (Weights::kOffsets) {
+            offsets = _mm512_fmadd_ps(heads, activation_scales, offsets);
+        }
+        const ActivationCodes act = Weights::activation_codes(a[i]);
 #pragma GCC unroll 4
         for (int p = 0; p < kPairs; ++p) {
-            const __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-                                                     pair_codes(w[2 * p][i], w[2 * p + 1][i]), act);
+            const __m512i sums = Weights::lane_sums(w[2 * p][i], w[2 * p + 1][i], act);
             acc[p] = _mm512_fmadd_ps(_mm512_permutexvar_ps(scale_index[p], scales),
                                      _mm512_cvtepi32_ps(sums), acc[p]);
         }
@@ -101,30 +230,52 @@ LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes, const BlockQ8_
     _mm512_store_ps(offset_lanes, offsets);
 #pragma GCC unroll 4
     for (int p = 0; p < kPairs; ++p) {
-        res[2 * p] = hsum(_mm512_castps512_ps256(acc[p])) + offset_lanes[4 * p + 1];
-        res[2 * p + 1] = hsum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[p]), 1))) + offset_lanes[4 * p + 3];
+        const __m256 second = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[p]), 1));
+        res[2 * p] = hsum(_mm512_castps512_ps256(acc[p]));
+        res[2 * p + 1] = hsum(second);
+        if constexpr (Weights::kOffsets) {
+            res[2 * p] += offset_lanes[4 * p + 1];
+            res[2 * p + 1] += offset_lanes[4 * p + 3];
+        }
     }
+}
+
+// Every weight row against one activation row, in groups of kRows.
+template <typename Weights>
+void gemv(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+          const void* activation, int64_t n, float* out) {
+    LADDER_CHECK(n_weight_rows >= kRows, "gemv needs a whole group of weight rows");
+    const auto* base = static_cast<const char*>(weights);
+    const auto* a = static_cast<const typename Weights::Activation*>(activation);
+    const int64_t n_blocks = n / kQK;
+    int64_t r0 = 0;
+    for (; r0 + kRows <= n_weight_rows; r0 += kRows) {
+        group_dots<Weights>(base + static_cast<size_t>(r0) * weight_row_bytes, weight_row_bytes,
+                            a, n_blocks, out + r0);
+    }
+    if (r0 == n_weight_rows) return;
+    // A last group short of kRows: the last kRows rows again (some computed
+    // twice, with identical results), so no read passes the matrix.
+    const int64_t last = n_weight_rows - kRows;
+    group_dots<Weights>(base + static_cast<size_t>(last) * weight_row_bytes, weight_row_bytes, a,
+                        n_blocks, out + last);
 }
 
 }  // namespace
 
 void gemv_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    const auto* base = static_cast<const char*>(weights);
-    LADDER_CHECK(n_weight_rows >= kRows, "gemv needs a whole group of weight rows");
-    const auto* a = static_cast<const BlockQ8_1*>(activation);
-    const int64_t n_blocks = n / kQK;
-    int64_t r0 = 0;
-    for (; r0 + kRows <= n_weight_rows; r0 += kRows) {
-        group_dots(base + static_cast<size_t>(r0) * weight_row_bytes, weight_row_bytes, a,
-                   n_blocks, out + r0);
-    }
-    if (r0 == n_weight_rows) return;
-    // A last group short of kGemvRows: the last kGemvRows rows again (some
-    // computed twice, with identical results), so no read passes the matrix.
-    const int64_t last = n_weight_rows - kRows;
-    group_dots(base + static_cast<size_t>(last) * weight_row_bytes, weight_row_bytes, a, n_blocks,
-               out + last);
+    gemv<Q4_1Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void gemv_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out) {
+    gemv<Q8_0Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void gemv_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out) {
+    gemv<Q5_0Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 }  // namespace ladder::kernels::cpu::detail
