@@ -6,12 +6,16 @@ llama.cpp runs through llama-cpp-python's low-level API the way llama-bench
 measures: a fresh context cache per repetition, pp = one llama_decode of
 n_prompt random tokens (BOS first), tg = n_gen single-token decodes of random
 tokens, each after a warm-up. ladder runs `ladder bench-model --json`, which
-measures the same two tests. The engines alternate round by round so both see
-the same machine load. Offline tool, not part of CI:
+measures the same two tests, once per kernel path asked for (LADDER_CPU). The
+engines alternate round by round so both see the same machine load.
 
-    pip install llama-cpp-python numpy
+Build llama.cpp for this CPU, as ladder's run-time dispatch is (the script
+prints which instruction sets llama.cpp was built with). Offline tool, not
+part of CI:
+
+    CMAKE_ARGS="-DGGML_NATIVE=ON" pip install llama-cpp-python
     python scripts/bench_vs_llamacpp.py [-m MODEL ...] [-t 2] [-p 512] [-n 128]
-        [-r 5] [--rounds 3] [--json results.json]
+        [-r 5] [--rounds 3] [--paths avx512,avx2] [--json results.json]
 """
 
 import argparse
@@ -94,11 +98,14 @@ def llama_cpp_round(engine, n_prompt, n_gen, repetitions):
     return samples
 
 
-def ladder_round(ladder, model_path, n_prompt, n_gen, repetitions, threads):
+def ladder_round(ladder, model_path, n_prompt, n_gen, repetitions, threads, path):
+    env = dict(os.environ)
+    if path:
+        env["LADDER_CPU"] = path
     out = subprocess.run(
         [ladder, "bench-model", "-m", model_path, "-p", str(n_prompt), "-n", str(n_gen),
          "-r", str(repetitions), "-t", str(threads), "--json"],
-        check=True, capture_output=True, text=True)
+        check=True, capture_output=True, text=True, env=env)
     samples, records = {}, {}
     for record in json.loads(out.stdout):
         test = "pp" if record["n_prompt"] > 0 else "tg"
@@ -113,59 +120,64 @@ def summary(values):
 
 def bench_model(args, llama_cpp, model_path):
     engine = LlamaCpp(llama_cpp, model_path, args.n_prompt, args.n_gen, args.threads)
-    samples = {"llama.cpp": {}, "ladder": {}}
+    paths = args.paths.split(",") if args.paths else [""]
+    samples = {"llama.cpp": {}}
     ladder_records = {}
     try:
         for _ in range(args.rounds):
             for test, values in llama_cpp_round(engine, args.n_prompt, args.n_gen,
                                                 args.repetitions).items():
                 samples["llama.cpp"].setdefault(test, []).extend(values)
-            round_samples, ladder_records = ladder_round(
-                args.ladder, model_path, args.n_prompt, args.n_gen, args.repetitions,
-                args.threads)
-            for test, values in round_samples.items():
-                samples["ladder"].setdefault(test, []).extend(values)
+            for path in paths:
+                round_samples, records = ladder_round(
+                    args.ladder, model_path, args.n_prompt, args.n_gen, args.repetitions,
+                    args.threads, path)
+                ladder_records[path] = records
+                for test, values in round_samples.items():
+                    samples.setdefault(path, {}).setdefault(test, []).extend(values)
     finally:
         engine.close()
     rows = []
-    for test, size in (("pp", args.n_prompt), ("tg", args.n_gen)):
-        if test not in samples["ladder"]:
-            continue
-        ladder_mean, ladder_sd = summary(samples["ladder"][test])
-        llama_mean, llama_sd = summary(samples["llama.cpp"][test])
-        record = ladder_records[test]
-        rows.append({
-            "model_filename": os.path.basename(model_path),
-            "model_type": record["model_type"],
-            "n_threads": args.threads,
-            "test": f"{test}{size}",
-            "ladder_ts": ladder_mean, "ladder_stddev_ts": ladder_sd,
-            "llama_cpp_ts": llama_mean, "llama_cpp_stddev_ts": llama_sd,
-            "ratio": ladder_mean / llama_mean,
-            "cpu_path": record["cpu_path"],
-            "ceiling_ts": record["ceiling_ts"],
-            "ladder_ceiling_pct": 100.0 * ladder_mean / record["ceiling_ts"],
-            "llama_cpp_ceiling_pct": 100.0 * llama_mean / record["ceiling_ts"],
-            "ladder_samples_ts": samples["ladder"][test],
-            "llama_cpp_samples_ts": samples["llama.cpp"][test],
-            "build_commit": record.get("build_commit", ""),
-        })
+    for path in paths:
+        for test, size in (("pp", args.n_prompt), ("tg", args.n_gen)):
+            if test not in samples[path]:
+                continue
+            ladder_mean, ladder_sd = summary(samples[path][test])
+            llama_mean, llama_sd = summary(samples["llama.cpp"][test])
+            record = ladder_records[path][test]
+            rows.append({
+                "model_filename": os.path.basename(model_path),
+                "model_type": record["model_type"],
+                "n_threads": args.threads,
+                "test": f"{test}{size}",
+                "cpu_path": record["cpu_path"],
+                "ladder_ts": ladder_mean, "ladder_stddev_ts": ladder_sd,
+                "llama_cpp_ts": llama_mean, "llama_cpp_stddev_ts": llama_sd,
+                "ratio": ladder_mean / llama_mean,
+                "ceiling_ts": record["ceiling_ts"],
+                "ladder_ceiling_pct": 100.0 * ladder_mean / record["ceiling_ts"],
+                "llama_cpp_ceiling_pct": 100.0 * llama_mean / record["ceiling_ts"],
+                "ladder_samples_ts": samples[path][test],
+                "llama_cpp_samples_ts": samples["llama.cpp"][test],
+                "build_commit": record.get("build_commit", ""),
+            })
     return rows
 
 
-def print_table(rows, args):
+def print_table(rows, args, llama_cpp_build):
     print(f"{args.threads} threads, {args.rounds} rounds x {args.repetitions} repetitions "
           "per engine, alternating")
-    print("| model                | test  | ladder t/s       | llama.cpp t/s    | ratio | "
-          "ceiling t/s | ladder % | llama.cpp % |")
-    print("| -------------------- | ----- | ---------------: | ---------------: | ----: | "
-          "----------: | -------: | ----------: |")
+    print(f"llama.cpp built with: {llama_cpp_build}")
+    print("| model                | test  | ladder path | ladder t/s       | llama.cpp t/s    "
+          "| ratio | ceiling t/s | ladder % | llama.cpp % |")
+    print("| -------------------- | ----- | ----------- | ---------------: | ---------------: "
+          "| ----: | ----------: | -------: | ----------: |")
     for r in rows:
         ladder = f"{r['ladder_ts']:.2f} ± {r['ladder_stddev_ts']:.2f}"
         llama = f"{r['llama_cpp_ts']:.2f} ± {r['llama_cpp_stddev_ts']:.2f}"
-        print(f"| {r['model_type']:20} | {r['test']:5} | {ladder:>16} | {llama:>16} | "
-              f"{r['ratio']:5.2f} | {r['ceiling_ts']:11.1f} | {r['ladder_ceiling_pct']:7.1f}% | "
-              f"{r['llama_cpp_ceiling_pct']:10.1f}% |")
+        print(f"| {r['model_type']:20} | {r['test']:5} | {r['cpu_path']:11} | {ladder:>16} | "
+              f"{llama:>16} | {r['ratio']:5.2f} | {r['ceiling_ts']:11.1f} | "
+              f"{r['ladder_ceiling_pct']:7.1f}% | {r['llama_cpp_ceiling_pct']:10.1f}% |")
     print("ceiling: tg = memory read bandwidth / weight bytes per token; pp = the integer "
           "dot kernels' measured peak (ladder bench-model)")
 
@@ -181,6 +193,9 @@ def main():
     parser.add_argument("-r", "--repetitions", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternations of the two engines (samples pool over rounds)")
+    parser.add_argument("--paths",
+                        help="ladder kernel paths to run, comma-separated (LADDER_CPU values: "
+                             "scalar, avx2, avx512; default: the best this CPU runs)")
     parser.add_argument("--json", help="also write the rows, with every sample, to this file")
     args = parser.parse_args()
     if args.n_prompt <= 0 and args.n_gen <= 0:
@@ -191,7 +206,8 @@ def main():
     rows = []
     for model_path in args.model or [DEFAULT_MODEL]:
         rows += bench_model(args, llama_cpp, os.path.abspath(model_path))
-    print_table(rows, args)
+    llama_cpp_build = llama_cpp.llama_print_system_info().decode().strip()
+    print_table(rows, args, llama_cpp_build)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

@@ -21,7 +21,7 @@ LLAMA_BENCH_FIELDS = {
 }
 LADDER_FIELDS = {
     "cpu_path": str, "ceiling_ts": float, "ceiling_pct": float, "bytes_per_token": int,
-    "bandwidth_gbs": float,
+    "bandwidth_gbs": float, "model_sized_bandwidth_gbs": float, "cached_ceiling_ts": float,
 }
 
 

@@ -19,6 +19,13 @@ tools::MemoryBandwidth measure_bandwidth_with_progress(util::ThreadPool& pool) {
     return tools::measure_read_bandwidth(pool, bytes, kBandwidthPasses);
 }
 
+tools::MemoryBandwidth measure_sized_bandwidth_with_progress(util::ThreadPool& pool,
+                                                             uint64_t buffer_bytes) {
+    std::fprintf(stderr, "measuring the read rate of a %s buffer...\n",
+                 tools::format_bytes(buffer_bytes).c_str());
+    return tools::measure_read_bandwidth(pool, buffer_bytes, kBandwidthPasses);
+}
+
 std::vector<tools::KernelPeak> measure_kernel_peaks_with_progress(
     const gguf::GgufFile& file, const tools::ModelTraffic& traffic, util::ThreadPool& pool) {
     std::fprintf(stderr, "measuring the matmul kernels' peak for each weight type...\n");

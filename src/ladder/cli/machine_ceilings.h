@@ -3,6 +3,7 @@
 // takes seconds, so each says on stderr what it is doing.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ class ThreadPool;
 namespace ladder::cli {
 
 tools::MemoryBandwidth measure_bandwidth_with_progress(util::ThreadPool& pool);
+// The same read loop over a buffer of the given size (e.g. a model's weights,
+// which a large last-level cache may partly hold between decode steps).
+tools::MemoryBandwidth measure_sized_bandwidth_with_progress(util::ThreadPool& pool,
+                                                             uint64_t buffer_bytes);
 std::vector<tools::KernelPeak> measure_kernel_peaks_with_progress(
     const gguf::GgufFile& file, const tools::ModelTraffic& traffic, util::ThreadPool& pool);
 
