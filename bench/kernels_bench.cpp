@@ -3,14 +3,17 @@
 // Weight matrices are 32 MiB or more, larger than the caches, as in decode.
 // "Batched matmul": model shapes at T activation rows, with the multi-row
 // (GemmFn) kernels and without them (vecdot/: one vec_dot per output).
+// "attention/": a token's grouped query heads over 512 cached positions.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ladder/kernels/cpu/attention.h"
 #include "ladder/kernels/cpu/matmul.h"
 #include "ladder/kernels/cpu/quantize_activations.h"
 #include "ladder/kernels/cpu/vec_dot.h"
@@ -149,6 +152,55 @@ void bm_quantize(benchmark::State& state, Isa isa, DType act) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * 4);
 }
 
+// Attention of one token's query heads that share a KV head, over a
+// 512-position context in one block table: per head (attend_head, each head
+// converting every K and V row) or as a group (attend_heads, once for all).
+struct AttentionShape {
+    const char* model;
+    int32_t head_dim;
+    int32_t group;  // query heads per KV head
+};
+
+void bm_attention(benchmark::State& state, Isa isa, AttentionShape shape, bool grouped) {
+    if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
+        state.SkipWithError("path not supported by this CPU");
+        return;
+    }
+    constexpr int32_t kContext = 512;
+    constexpr int32_t kBlockSize = 16;
+    std::mt19937 rng(9);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const auto n_elements = static_cast<size_t>(kContext) * shape.head_dim;
+    std::vector<uint16_t> keys(n_elements);
+    std::vector<uint16_t> values(n_elements);
+    for (auto& k : keys) k = tensor::fp32_to_fp16(normal(rng));
+    for (auto& v : values) v = tensor::fp32_to_fp16(normal(rng));
+    std::vector<int32_t> block_table(kContext / kBlockSize);
+    for (size_t i = 0; i < block_table.size(); ++i) block_table[i] = static_cast<int32_t>(i);
+    const kernels::cpu::PagedKvLayer kv{keys.data(), values.data(), 1, kBlockSize,
+                                        shape.head_dim};
+    std::vector<float> q(static_cast<size_t>(shape.group * shape.head_dim));
+    for (auto& x : q) x = normal(rng);
+    std::vector<float> scores(static_cast<size_t>(shape.group * kContext));
+    std::vector<float> out(q.size());
+    const auto head = kernels::cpu::attend_head_for(isa);
+    const auto heads = kernels::cpu::attend_heads_for(isa);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+    for (auto _ : state) {
+        if (grouped) {
+            heads(q.data(), shape.group, block_table.data(), 0, kContext, kv, 0, scale,
+                  scores.data(), out.data());
+        } else {
+            for (int32_t h = 0; h < shape.group; ++h) {
+                head(q.data() + h * shape.head_dim, block_table.data(), 0, kContext, kv, 0, scale,
+                     scores.data(), out.data() + h * shape.head_dim);
+            }
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * shape.group);
+}
+
 int register_all() {
     for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
         const std::string path(kernels::cpu::isa_name(isa));
@@ -176,6 +228,16 @@ int register_all() {
                 // CPU time of the whole process, so 2-thread rows count both threads.
                 b->MeasureProcessCPUTime()->UseRealTime();
                 b->Unit(benchmark::kMillisecond)->MinTime(0.3);
+            }
+        }
+        for (const AttentionShape shape :
+             {AttentionShape{"smollm2", 64, 3}, AttentionShape{"gemma3", 256, 4}}) {
+            for (const bool grouped : {false, true}) {
+                const std::string name = "attention/" + path + "/" + shape.model +
+                                         (grouped ? "/grouped" : "/per_head");
+                benchmark::RegisterBenchmark(name.c_str(), bm_attention, isa, shape, grouped)
+                    ->Unit(benchmark::kMicrosecond)
+                    ->MinTime(0.2);
             }
         }
         for (const DType act : {DType::Q8_0, DType::Q8_1, DType::Q8_K}) {

@@ -196,6 +196,55 @@ TEST(Attention, every_fast_path_matches_scalar_reference_bit_for_bit) {
     EXPECT_GT(n_compared, 0);
 }
 
+// Grouped-query attention: attend_heads on every path, for 1 to 6 heads
+// sharing a KV head (tails of the fast path's 4-head groups, keys left over
+// from its 2- and 4-key steps), gives each head the scalar attend_head's bits.
+TEST(Attention, attend_heads_matches_attend_head_per_head_on_every_path) {
+    std::mt19937 rng(14);
+    const AttendHeadFn scalar = attend_head_for(Isa::Scalar);
+    std::vector<Isa> isas = fast_isas();
+    isas.push_back(Isa::Scalar);
+    const std::vector<Shape> shapes = {{64, 16, 3, 1.0f}, {256, 16, 1, 3.0f}, {128, 7, 2, 0.3f}};
+    int n_compared = 0;
+    for (const Shape& shape : shapes) {
+        const PagedCache cache(rng, shape.n_kv_heads, shape.block_size, shape.head_dim, 300,
+                               shape.key_scale);
+        const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+        for (const int32_t n_heads : {1, 2, 3, 4, 5, 6}) {
+            for (const int32_t n_visible : {1, 2, 3, 5, 8, 9, 17, 100, 257}) {
+                for (const int32_t first_visible : {0, n_visible / 3, n_visible - 1}) {
+                    const int32_t kv_head = static_cast<int32_t>(rng() % shape.n_kv_heads);
+                    const auto q = random_query(rng, shape.head_dim * n_heads);
+                    const auto head_dim = static_cast<size_t>(shape.head_dim);
+                    std::vector<float> want;
+                    for (int32_t h = 0; h < n_heads; ++h) {
+                        const std::vector<float> q_head(q.begin() + h * head_dim,
+                                                        q.begin() + (h + 1) * head_dim);
+                        const auto out = run(scalar, cache, q_head, kv_head, first_visible,
+                                             n_visible, scale);
+                        want.insert(want.end(), out.begin(), out.end());
+                    }
+                    for (const Isa isa : isas) {
+                        std::vector<float> scores(static_cast<size_t>(n_heads * n_visible),
+                                                  std::nanf(""));
+                        std::vector<float> got(want.size(), std::nanf(""));
+                        attend_heads_for(isa)(q.data(), n_heads, cache.block_table.data(),
+                                              first_visible, n_visible, cache.layer(), kv_head,
+                                              scale, scores.data(), got.data());
+                        ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)),
+                                  0)
+                            << isa_name(isa) << " differs: " << n_heads << " heads, head_dim "
+                            << shape.head_dim << ", positions [" << first_visible << ", "
+                            << n_visible << ")";
+                        ++n_compared;
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_GT(n_compared, 0);
+}
+
 // The softmax sum's grouping (8 positions aligned to position 0) reaches the
 // output only when it flips a float and then an F16 rounding, which random
 // attention inputs almost never do; the sum itself shows it every time.

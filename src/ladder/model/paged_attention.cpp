@@ -13,11 +13,17 @@ void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer
     const KvCacheShape& shape = kv.shape();
     const kernels::cpu::PagedKvLayer kv_layer{kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
                                               shape.n_kv_heads, shape.block_size, shape.head_dim};
-    const int32_t n_heads = config.n_heads;
     const int32_t group = config.n_heads / config.n_kv_heads;
-    // Tasks are (token, head) pairs of all sequences, grouped into one
-    // contiguous range per chunk; each chunk has its own row of score scratch.
-    const int64_t n_pairs = int64_t{batch.n_tokens()} * n_heads;
+    // Tasks are (token, head group) pairs of all sequences, grouped into one
+    // contiguous range per chunk; each chunk has its own rows of score
+    // scratch. A head group is the query heads sharing one KV head, which
+    // read its rows once for all of them, unless that leaves fewer than two
+    // tasks per thread (decoding few sequences): then one head per task.
+    const bool whole_groups =
+        int64_t{batch.n_tokens()} * config.n_kv_heads >= 2 * int64_t{pool.n_threads()};
+    const int32_t heads_per_task = whole_groups ? group : 1;
+    const int32_t tasks_per_row = config.n_heads / heads_per_task;
+    const int64_t n_pairs = int64_t{batch.n_tokens()} * tasks_per_row;
     if (n_pairs == 0) return;
     const int64_t n_chunks = std::min<int64_t>(n_pairs, int64_t{pool.n_threads()} * 4);
     const int64_t chunk = (n_pairs + n_chunks - 1) / n_chunks;
@@ -25,7 +31,8 @@ void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer
     for (const BatchSequence& sequence : batch.sequences) {
         longest = std::max(longest, sequence.n_context);
     }
-    const auto scores_per_chunk = static_cast<size_t>(longest);
+    const auto scores_per_chunk =
+        static_cast<size_t>(longest) * static_cast<size_t>(heads_per_task);
     if (scratch.scores.size() < scores_per_chunk * static_cast<size_t>(n_chunks)) {
         scratch.scores.resize(scores_per_chunk * static_cast<size_t>(n_chunks));
     }
@@ -41,19 +48,19 @@ void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer
     pool.parallel_for(n_chunks, [&](int64_t c) {
         float* scores = scratch.scores.data() + static_cast<size_t>(c) * scores_per_chunk;
         for (int64_t pair = c * chunk; pair < std::min(n_pairs, (c + 1) * chunk); ++pair) {
-            const auto row = static_cast<int32_t>(pair / n_heads);
-            const auto head = static_cast<int32_t>(pair % n_heads);
+            const auto row = static_cast<int32_t>(pair / tasks_per_row);
+            const auto first_head = static_cast<int32_t>(pair % tasks_per_row) * heads_per_task;
             const BatchSequence& sequence = batch.sequences[static_cast<size_t>(
                 scratch.row_sequence[static_cast<size_t>(row)])];
             const int64_t offset = static_cast<int64_t>(row) * config.q_dim() +
-                                   static_cast<int64_t>(head) * config.head_dim;
+                                   static_cast<int64_t>(first_head) * config.head_dim;
             const int32_t position = batch.positions[static_cast<size_t>(row)];
             const int32_t first_visible = window > 0 ? std::max(0, position - window + 1) : 0;
             const int32_t* blocks = kv.in_window_group(layer) ? sequence.window_block_table.data()
                                                                : sequence.block_table.data();
-            kernels::cpu::attend_head(scratch.q.data() + offset, blocks,
-                                      first_visible, position + 1, kv_layer, head / group, scale,
-                                      scores, scratch.attn.data() + offset);
+            kernels::cpu::attend_heads(scratch.q.data() + offset, heads_per_task, blocks,
+                                       first_visible, position + 1, kv_layer, first_head / group,
+                                       scale, scores, scratch.attn.data() + offset);
         }
     });
 }

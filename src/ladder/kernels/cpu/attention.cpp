@@ -22,6 +22,18 @@ void attend_head(const float* q, const int32_t* block_table, int32_t first_visib
     chosen(q, block_table, first_visible, n_visible, kv, kv_head, scale, scores, out);
 }
 
+AttendHeadsFn attend_heads_for(Isa isa) {
+    LADDER_CHECK(isa_supported(isa, cpu_features()), "kernel path not supported by this CPU");
+    return isa == Isa::Scalar ? detail::attend_heads_scalar : detail::attend_heads_avx2;
+}
+
+void attend_heads(const float* q, int32_t n_heads, const int32_t* block_table,
+                  int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                  int32_t kv_head, float scale, float* scores, float* out) {
+    static const AttendHeadsFn chosen = attend_heads_for(cpu_kernels().isa);
+    chosen(q, n_heads, block_table, first_visible, n_visible, kv, kv_head, scale, scores, out);
+}
+
 void store_kv(const float* k, const float* v, int64_t slot, uint16_t* keys, uint16_t* values,
               int32_t n_kv_heads, int32_t block_size, int32_t head_dim) {
     const int64_t block = slot / block_size;

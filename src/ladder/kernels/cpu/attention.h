@@ -45,6 +45,21 @@ using AttendHeadFn = void (*)(const float* q, const int32_t* block_table, int32_
 // code). The CPU must support the path; Scalar is the reference.
 AttendHeadFn attend_head_for(Isa isa);
 
+// attend_head for n_heads query heads of one token that share one KV head
+// (grouped-query attention): q and out hold the heads one after another,
+// head_dim apart; scores is scratch for n_heads * (n_visible - first_visible)
+// floats. Each head's output equals attend_head's bit for bit; the fast paths
+// convert each K and V row once for all the heads instead of once per head.
+void attend_heads(const float* q, int32_t n_heads, const int32_t* block_table,
+                  int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                  int32_t kv_head, float scale, float* scores, float* out);
+
+using AttendHeadsFn = void (*)(const float* q, int32_t n_heads, const int32_t* block_table,
+                               int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                               int32_t kv_head, float scale, float* scores, float* out);
+
+AttendHeadsFn attend_heads_for(Isa isa);
+
 // Stores one token's K and V rows (float, [n_kv_heads, head_dim]) as F16 at a slot.
 void store_kv(const float* k, const float* v, int64_t slot, uint16_t* keys, uint16_t* values,
               int32_t n_kv_heads, int32_t block_size, int32_t head_dim);

@@ -3,6 +3,7 @@
 // eight of them run at once. Runs only after CPUID said AVX2, FMA and F16C.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -179,6 +180,125 @@ LADDER_AVX2 void weight_values(const float* probabilities, PagedRows values, int
     }
 }
 
+// The heads a multi-head pass takes at once, and the keys per step that fill
+// sum_lanes_x8's eight vectors with (head, key) dots.
+constexpr int kMaxGroupHeads = 4;
+
+// score_positions for n_heads (2..4) query heads at once, q_rounded[h] each:
+// every key chunk is converted once for all of them. Each score is the same
+// fma chain and the same lane tree as score_positions gives it; scores of
+// head h go to scores + h * n_scores, its largest to max_scores[h].
+template <int n_heads>
+LADDER_AVX2 void score_positions_heads(const float (*q_rounded)[kMaxHeadDim], PagedRows keys,
+                                       int32_t n_scores, int32_t head_dim, float scale,
+                                       float* scores, float* max_scores) {
+    // Fixed at compile time so the accumulators live in registers.
+    constexpr int keys_per_step = n_heads == 2 ? 4 : 2;  // heads x keys <= 8 vectors
+    const __m256 scale8 = _mm256_set1_ps(scale);
+    for (int h = 0; h < n_heads; ++h) max_scores[h] = -std::numeric_limits<float>::infinity();
+    int32_t i = 0;
+    for (; i + keys_per_step <= n_scores; i += keys_per_step) {
+        const uint16_t* key[4];
+        for (int k = 0; k < keys_per_step; ++k) key[k] = keys.next();
+        __m256 acc[8];  // acc[h * keys_per_step + k]; unused ones stay zero
+        for (auto& a : acc) a = _mm256_setzero_ps();
+        for (int32_t d = 0; d < head_dim; d += 8) {
+            __m256 kd[4];
+            for (int k = 0; k < keys_per_step; ++k) kd[k] = load_f16x8(key[k] + d);
+            for (int h = 0; h < n_heads; ++h) {
+                const __m256 qd = _mm256_load_ps(q_rounded[h] + d);
+                for (int k = 0; k < keys_per_step; ++k) {
+                    acc[h * keys_per_step + k] =
+                        _mm256_fmadd_ps(qd, kd[k], acc[h * keys_per_step + k]);
+                }
+            }
+        }
+        alignas(32) float s[8];
+        _mm256_store_ps(s, opaque(_mm256_mul_ps(sum_lanes_x8(acc), scale8)));
+        for (int h = 0; h < n_heads; ++h) {
+            for (int k = 0; k < keys_per_step; ++k) {
+                const float score = s[h * keys_per_step + k];
+                scores[h * n_scores + i + k] = score;
+                max_scores[h] = max_scores[h] < score ? score : max_scores[h];
+            }
+        }
+    }
+    for (; i < n_scores; ++i) {
+        const uint16_t* key = keys.next();
+        for (int h = 0; h < n_heads; ++h) {
+            __m256 acc = _mm256_setzero_ps();
+            for (int32_t d = 0; d < head_dim; d += 8) {
+                acc = _mm256_fmadd_ps(_mm256_load_ps(q_rounded[h] + d), load_f16x8(key + d), acc);
+            }
+            const float score = opaque(hsum(acc) * scale);
+            scores[h * n_scores + i] = score;
+            max_scores[h] = max_scores[h] < score ? score : max_scores[h];
+        }
+    }
+}
+
+// weight_values for n_heads (1..4) heads at once (probabilities of head h at
+// probabilities + h * n_scores, its output at out + h * head_dim): each value
+// chunk is converted once for all heads; every lane's fma chain is the one
+// weight_values runs.
+template <int n_heads>
+LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows values,
+                                     int32_t first_visible, int32_t n_scores, int32_t head_dim,
+                                     float* out) {
+    alignas(32) float lanes[kMaxGroupHeads][8][kMaxHeadDim];
+    for (int h = 0; h < n_heads; ++h) {
+        for (auto& lane : lanes[h]) {
+            std::memset(lane, 0, sizeof(float) * static_cast<size_t>(head_dim));
+        }
+    }
+    for (int32_t i = 0; i < n_scores; ++i) {
+        const uint16_t* value = values.next();
+        const int residue = (first_visible + i) & 7;
+        __m256 p[kMaxGroupHeads];
+        for (int h = 0; h < n_heads; ++h) p[h] = _mm256_set1_ps(probabilities[h * n_scores + i]);
+        for (int32_t d = 0; d < head_dim; d += 8) {
+            const __m256 v = load_f16x8(value + d);
+            for (int h = 0; h < n_heads; ++h) {
+                float* lane = lanes[h][residue] + d;
+                _mm256_store_ps(lane, _mm256_fmadd_ps(v, p[h], _mm256_load_ps(lane)));
+            }
+        }
+    }
+    for (int h = 0; h < n_heads; ++h) {
+        for (int32_t d = 0; d < head_dim; d += 8) {
+            __m256 l[8];
+            for (int j = 0; j < 8; ++j) l[j] = _mm256_load_ps(lanes[h][j] + d);
+            const __m256 sum = _mm256_add_ps(
+                _mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6])),
+                _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7])));
+            _mm256_storeu_ps(out + h * head_dim + d, sum);
+        }
+    }
+}
+
+// One group of n_heads heads, their queries already rounded to F16: scores,
+// softmax and the weighted values as attend_head_avx2 runs them per head.
+template <int n_heads>
+LADDER_AVX2 void attend_group(const float (*q_rounded)[kMaxHeadDim], PagedRows keys,
+                              PagedRows values, int32_t first_visible, int32_t n_visible,
+                              int32_t head_dim, float scale, float* scores, float* out) {
+    const int32_t n_scores = n_visible - first_visible;
+    float max_scores[n_heads];
+    if constexpr (n_heads == 1) {
+        max_scores[0] = score_positions(q_rounded[0], keys, n_scores, head_dim, scale, scores);
+    } else {
+        score_positions_heads<n_heads>(q_rounded, keys, n_scores, head_dim, scale, scores,
+                                       max_scores);
+    }
+    for (int h = 0; h < n_heads; ++h) {
+        float* head_scores = scores + static_cast<int64_t>(h) * n_scores;
+        const double sum =
+            softmax_exp_sum_avx2(head_scores, first_visible, n_visible, max_scores[h]);
+        normalise(head_scores, n_scores, static_cast<float>(1.0 / sum));
+    }
+    weight_values_heads<n_heads>(scores, values, first_visible, n_scores, head_dim, out);
+}
+
 }  // namespace
 
 LADDER_AVX2 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, int32_t n_visible,
@@ -239,6 +359,56 @@ LADDER_AVX2 void attend_head_avx2(const float* q, const int32_t* block_table, in
     normalise(scores, n_scores, static_cast<float>(1.0 / sum));
     weight_values(scores, PagedRows(kv.values, block_table, kv, kv_head, first_visible),
                   first_visible, n_scores, head_dim, out);
+}
+
+LADDER_AVX2 void attend_heads_avx2(const float* q, int32_t n_heads, const int32_t* block_table,
+                                   int32_t first_visible, int32_t n_visible,
+                                   const PagedKvLayer& kv, int32_t kv_head, float scale,
+                                   float* scores, float* out) {
+    const int32_t head_dim = kv.head_dim;
+    const int32_t n_scores = n_visible - first_visible;
+    if (n_heads == 1 || n_scores <= 0) {
+        for (int32_t h = 0; h < n_heads; ++h) {
+            attend_head_avx2(q + h * head_dim, block_table, first_visible, n_visible, kv, kv_head,
+                             scale, scores + static_cast<int64_t>(h) * std::max(n_scores, 0),
+                             out + h * head_dim);
+        }
+        return;
+    }
+    LADDER_CHECK(head_dim <= kMaxHeadDim, "head_dim above kMaxHeadDim");
+    LADDER_CHECK(head_dim % 8 == 0, "head_dim not a multiple of 8");
+    for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxGroupHeads) {
+        const int group = std::min<int32_t>(kMaxGroupHeads, n_heads - h0);
+        float* group_scores = scores + static_cast<int64_t>(h0) * n_scores;
+        alignas(32) float q_rounded[kMaxGroupHeads][kMaxHeadDim];
+        for (int h = 0; h < group; ++h) {
+            for (int32_t d = 0; d < head_dim; d += 8) {
+                _mm256_store_ps(q_rounded[h] + d,
+                                round_to_f16(_mm256_loadu_ps(q + (h0 + h) * head_dim + d)));
+            }
+        }
+        const PagedRows keys(kv.keys, block_table, kv, kv_head, first_visible);
+        const PagedRows values(kv.values, block_table, kv, kv_head, first_visible);
+        float* group_out = out + h0 * head_dim;
+        switch (group) {
+            case 1:
+                attend_group<1>(q_rounded, keys, values, first_visible, n_visible, head_dim, scale,
+                                group_scores, group_out);
+                break;
+            case 2:
+                attend_group<2>(q_rounded, keys, values, first_visible, n_visible, head_dim, scale,
+                                group_scores, group_out);
+                break;
+            case 3:
+                attend_group<3>(q_rounded, keys, values, first_visible, n_visible, head_dim, scale,
+                                group_scores, group_out);
+                break;
+            default:
+                attend_group<4>(q_rounded, keys, values, first_visible, n_visible, head_dim, scale,
+                                group_scores, group_out);
+                break;
+        }
+    }
 }
 
 }  // namespace ladder::kernels::cpu::detail

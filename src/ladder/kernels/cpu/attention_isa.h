@@ -14,6 +14,14 @@ void attend_head_avx2(const float* q, const int32_t* block_table, int32_t first_
                       int32_t n_visible, const PagedKvLayer& kv, int32_t kv_head, float scale,
                       float* scores, float* out);
 
+// attend_heads of each path: the scalar one runs attend_head_scalar per head.
+void attend_heads_scalar(const float* q, int32_t n_heads, const int32_t* block_table,
+                         int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                         int32_t kv_head, float scale, float* scores, float* out);
+void attend_heads_avx2(const float* q, int32_t n_heads, const int32_t* block_table,
+                       int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                       int32_t kv_head, float scale, float* scores, float* out);
+
 // The softmax step of each path, exposed because its grouping shows in the
 // output only through rare roundings: scores[i] = fast_exp(scores[i] -
 // max_score) for positions [first_visible, n_visible), and their sum over

@@ -110,4 +110,15 @@ void attend_head_scalar(const float* q, const int32_t* block_table, int32_t firs
     }
 }
 
+void attend_heads_scalar(const float* q, int32_t n_heads, const int32_t* block_table,
+                         int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                         int32_t kv_head, float scale, float* scores, float* out) {
+    const int32_t head_dim = kv.head_dim;
+    const int64_t n_scores = std::max(0, n_visible - first_visible);
+    for (int32_t h = 0; h < n_heads; ++h) {
+        attend_head_scalar(q + h * head_dim, block_table, first_visible, n_visible, kv, kv_head,
+                           scale, scores + h * n_scores, out + h * head_dim);
+    }
+}
+
 }  // namespace ladder::kernels::cpu::detail
