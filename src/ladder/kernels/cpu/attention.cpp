@@ -24,7 +24,15 @@ void attend_head(const float* q, const int32_t* block_table, int32_t first_visib
 
 AttendHeadsFn attend_heads_for(Isa isa) {
     LADDER_CHECK(isa_supported(isa, cpu_features()), "kernel path not supported by this CPU");
-    return isa == Isa::Scalar ? detail::attend_heads_scalar : detail::attend_heads_avx2;
+    switch (isa) {
+        case Isa::Scalar:
+            return detail::attend_heads_scalar;
+        case Isa::Avx2:
+            return detail::attend_heads_avx2;
+        case Isa::Avx512:
+            return detail::attend_heads_avx512;
+    }
+    return detail::attend_heads_scalar;
 }
 
 void attend_heads(const float* q, int32_t n_heads, const int32_t* block_table,

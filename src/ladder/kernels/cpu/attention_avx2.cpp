@@ -1,6 +1,9 @@
 // attend_head with AVX2 + FMA + F16C, bit-identical to attention_scalar.cpp:
 // every fma and every add pairs the same operands as the reference does, only
 // eight of them run at once. Runs only after CPUID said AVX2, FMA and F16C.
+// GCC 12's AVX-512 headers warn about their own "undefined" vectors (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 
 #include "ladder/kernels/cpu/attention_isa.h"
 #include "ladder/kernels/cpu/fast_exp_avx2.h"
+#include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/util/check.h"
 
 namespace ladder::kernels::cpu::detail {
@@ -154,12 +158,18 @@ LADDER_AVX2 void normalise(float* scores, int32_t n_scores, float inverse_sum) {
     std::memcpy(scores + i, tail, sizeof(float) * static_cast<size_t>(n_scores - i));
 }
 
+// A row of the weighted-value lanes, padded by a cache line: rows a whole
+// 4 KiB apart would make each load alias the store to another row just
+// before it (the CPU matches addresses by their low 12 bits first), which
+// stalled the multi-head loop on every position.
+constexpr int32_t kLaneRowFloats = kMaxHeadDim + 16;
+
 // out[d] = sum over positions of p * v[d]: per dimension, eight lanes by
 // position % 8, each an fma chain in position order, then the lane sum. The
 // lanes live in memory as [8][head_dim] so a position updates one contiguous row.
 LADDER_AVX2 void weight_values(const float* probabilities, PagedRows values, int32_t first_visible,
                                int32_t n_scores, int32_t head_dim, float* out) {
-    alignas(32) float lanes[8][kMaxHeadDim];
+    alignas(32) float lanes[8][kLaneRowFloats];
     for (auto& lane : lanes) std::memset(lane, 0, sizeof(float) * static_cast<size_t>(head_dim));
     for (int32_t i = 0; i < n_scores; ++i) {
         const uint16_t* value = values.next();
@@ -245,7 +255,7 @@ template <int n_heads>
 LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows values,
                                      int32_t first_visible, int32_t n_scores, int32_t head_dim,
                                      float* out) {
-    alignas(32) float lanes[kMaxGroupHeads][8][kMaxHeadDim];
+    alignas(32) float lanes[kMaxGroupHeads][8][kLaneRowFloats];
     for (int h = 0; h < n_heads; ++h) {
         for (auto& lane : lanes[h]) {
             std::memset(lane, 0, sizeof(float) * static_cast<size_t>(head_dim));
@@ -276,9 +286,49 @@ LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows value
     }
 }
 
+// weight_values_heads with 512-bit vectors, 16 dimensions per instruction:
+// each element's fma chain is still the one weight_values runs (the lanes
+// are per dimension, so the vector width does not change any of them).
+// head_dim must be a multiple of 16.
+template <int n_heads>
+LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRows values,
+                                            int32_t first_visible, int32_t n_scores,
+                                            int32_t head_dim, float* out) {
+    alignas(64) float lanes[n_heads][8][kLaneRowFloats];
+    for (int h = 0; h < n_heads; ++h) {
+        for (auto& lane : lanes[h]) {
+            std::memset(lane, 0, sizeof(float) * static_cast<size_t>(head_dim));
+        }
+    }
+    for (int32_t i = 0; i < n_scores; ++i) {
+        const uint16_t* value = values.next();
+        const int residue = (first_visible + i) & 7;
+        __m512 p[n_heads];
+        for (int h = 0; h < n_heads; ++h) p[h] = _mm512_set1_ps(probabilities[h * n_scores + i]);
+        for (int32_t d = 0; d < head_dim; d += 16) {
+            const __m512 v = _mm512_cvtph_ps(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(value + d)));
+            for (int h = 0; h < n_heads; ++h) {
+                float* lane = lanes[h][residue] + d;
+                _mm512_store_ps(lane, _mm512_fmadd_ps(v, p[h], _mm512_load_ps(lane)));
+            }
+        }
+    }
+    for (int h = 0; h < n_heads; ++h) {
+        for (int32_t d = 0; d < head_dim; d += 16) {
+            __m512 l[8];
+            for (int j = 0; j < 8; ++j) l[j] = _mm512_load_ps(lanes[h][j] + d);
+            const __m512 sum = _mm512_add_ps(
+                _mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
+                _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
+            _mm512_storeu_ps(out + h * head_dim + d, sum);
+        }
+    }
+}
+
 // One group of n_heads heads, their queries already rounded to F16: scores,
 // softmax and the weighted values as attend_head_avx2 runs them per head.
-template <int n_heads>
+template <int n_heads, bool kWide>
 LADDER_AVX2 void attend_group(const float (*q_rounded)[kMaxHeadDim], PagedRows keys,
                               PagedRows values, int32_t first_visible, int32_t n_visible,
                               int32_t head_dim, float scale, float* scores, float* out) {
@@ -296,7 +346,11 @@ LADDER_AVX2 void attend_group(const float (*q_rounded)[kMaxHeadDim], PagedRows k
             softmax_exp_sum_avx2(head_scores, first_visible, n_visible, max_scores[h]);
         normalise(head_scores, n_scores, static_cast<float>(1.0 / sum));
     }
-    weight_values_heads<n_heads>(scores, values, first_visible, n_scores, head_dim, out);
+    if constexpr (kWide) {
+        weight_values_heads_wide<n_heads>(scores, values, first_visible, n_scores, head_dim, out);
+    } else {
+        weight_values_heads<n_heads>(scores, values, first_visible, n_scores, head_dim, out);
+    }
 }
 
 }  // namespace
@@ -361,10 +415,15 @@ LADDER_AVX2 void attend_head_avx2(const float* q, const int32_t* block_table, in
                   first_visible, n_scores, head_dim, out);
 }
 
-LADDER_AVX2 void attend_heads_avx2(const float* q, int32_t n_heads, const int32_t* block_table,
-                                   int32_t first_visible, int32_t n_visible,
-                                   const PagedKvLayer& kv, int32_t kv_head, float scale,
-                                   float* scores, float* out) {
+namespace {
+
+// attend_heads over groups of up to kMaxGroupHeads heads; kWide weights the
+// values with 512-bit vectors.
+template <bool kWide>
+LADDER_AVX2 void attend_heads_in_groups(const float* q, int32_t n_heads,
+                                        const int32_t* block_table, int32_t first_visible,
+                                        int32_t n_visible, const PagedKvLayer& kv,
+                                        int32_t kv_head, float scale, float* scores, float* out) {
     const int32_t head_dim = kv.head_dim;
     const int32_t n_scores = n_visible - first_visible;
     if (n_heads == 1 || n_scores <= 0) {
@@ -392,23 +451,44 @@ LADDER_AVX2 void attend_heads_avx2(const float* q, int32_t n_heads, const int32_
         float* group_out = out + h0 * head_dim;
         switch (group) {
             case 1:
-                attend_group<1>(q_rounded, keys, values, first_visible, n_visible, head_dim, scale,
-                                group_scores, group_out);
+                attend_group<1, kWide>(q_rounded, keys, values, first_visible, n_visible, head_dim,
+                                       scale, group_scores, group_out);
                 break;
             case 2:
-                attend_group<2>(q_rounded, keys, values, first_visible, n_visible, head_dim, scale,
-                                group_scores, group_out);
+                attend_group<2, kWide>(q_rounded, keys, values, first_visible, n_visible, head_dim,
+                                       scale, group_scores, group_out);
                 break;
             case 3:
-                attend_group<3>(q_rounded, keys, values, first_visible, n_visible, head_dim, scale,
-                                group_scores, group_out);
+                attend_group<3, kWide>(q_rounded, keys, values, first_visible, n_visible, head_dim,
+                                       scale, group_scores, group_out);
                 break;
             default:
-                attend_group<4>(q_rounded, keys, values, first_visible, n_visible, head_dim, scale,
-                                group_scores, group_out);
+                attend_group<4, kWide>(q_rounded, keys, values, first_visible, n_visible, head_dim,
+                                       scale, group_scores, group_out);
                 break;
         }
     }
+}
+
+}  // namespace
+
+void attend_heads_avx2(const float* q, int32_t n_heads, const int32_t* block_table,
+                       int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                       int32_t kv_head, float scale, float* scores, float* out) {
+    attend_heads_in_groups<false>(q, n_heads, block_table, first_visible, n_visible, kv, kv_head,
+                                  scale, scores, out);
+}
+
+void attend_heads_avx512(const float* q, int32_t n_heads, const int32_t* block_table,
+                         int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                         int32_t kv_head, float scale, float* scores, float* out) {
+    if (kv.head_dim % 16 != 0) {
+        attend_heads_avx2(q, n_heads, block_table, first_visible, n_visible, kv, kv_head, scale,
+                          scores, out);
+        return;
+    }
+    attend_heads_in_groups<true>(q, n_heads, block_table, first_visible, n_visible, kv, kv_head,
+                                 scale, scores, out);
 }
 
 }  // namespace ladder::kernels::cpu::detail

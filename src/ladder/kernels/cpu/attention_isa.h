@@ -21,6 +21,11 @@ void attend_heads_scalar(const float* q, int32_t n_heads, const int32_t* block_t
 void attend_heads_avx2(const float* q, int32_t n_heads, const int32_t* block_table,
                        int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
                        int32_t kv_head, float scale, float* scores, float* out);
+// The AVX2 one with the values weighted by 512-bit vectors (head_dim a
+// multiple of 16; otherwise it runs the AVX2 one). Bit-identical to both.
+void attend_heads_avx512(const float* q, int32_t n_heads, const int32_t* block_table,
+                         int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                         int32_t kv_head, float scale, float* scores, float* out);
 
 // The softmax step of each path, exposed because its grouping shows in the
 // output only through rare roundings: scores[i] = fast_exp(scores[i] -
