@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "ladder/kernels/cpu/gelu_table.h"
@@ -65,6 +67,30 @@ TEST(GeluTable, gate_is_zero_below_minus_ten_and_identity_above_ten) {
     EXPECT_EQ(gate[1], 0.0f);
     EXPECT_EQ(gate[2], 5.0f);
     EXPECT_EQ(gate[3], 2e6f);
+}
+
+TEST(GeluTable, every_path_gives_the_scalar_reference_bits) {
+    // Random gates across both cut-offs, F16 rounding ties, values F16 holds
+    // only as subnormals, zeros of both signs; odd lengths leave tails.
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> wide(-12.0f, 12.0f);
+    std::vector<float> gate = {0.0f, -0.0f, 1e-6f, -3e-7f, 6.1e-5f, 10.0f, -10.0f, 9.999f,
+                               -9.999f, 1.0009765625f, 1.00146484375f, 2.0f, -2.5f, 1e30f};
+    while (gate.size() < 4099) gate.push_back(wide(rng));
+    std::vector<float> up(gate.size());
+    for (auto& u : up) u = wide(rng);
+    const auto n = static_cast<int64_t>(gate.size());
+    std::vector<float> want = gate;
+    gelu_mul_f16_table_for(Isa::Scalar)(want.data(), up.data(), n);
+    for (const Isa isa : {Isa::Avx2, Isa::Avx512}) {
+        if (!isa_supported(isa, cpu_features())) continue;
+        for (const int64_t length : {n, n - 1, int64_t{7}}) {
+            std::vector<float> got = gate;
+            gelu_mul_f16_table_for(isa)(got.data(), up.data(), length);
+            ASSERT_EQ(std::memcmp(got.data(), want.data(), sizeof(float) * length), 0)
+                << isa_name(isa) << " length " << length;
+        }
+    }
 }
 
 }  // namespace
