@@ -7,7 +7,8 @@ JOBS ?= $(shell nproc)
 LADDER := $(BUILD_DIR)/bin/ladder
 PYTHON := .venv/bin/python
 
-.PHONY: all deps build build-asan model model-gemma3 run test test-unit test-asan test-python clean
+.PHONY: all deps build build-asan model model-gemma3 run test test-unit test-asan test-python \
+	test-avx2-path clean
 
 all: build
 
@@ -36,7 +37,7 @@ model-gemma3: deps
 run: build model
 	$(LADDER) serve
 
-test: build model model-gemma3 test-unit test-asan test-python
+test: build model model-gemma3 test-unit test-asan test-python test-avx2-path
 
 test-unit: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
@@ -48,6 +49,15 @@ test-python: build model
 	@LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) -m pytest -q tests/model
 	@# A session of its own: tests/model imports helpers from its conftest module.
 	@LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) -m pytest -q tests/e2e
+
+# The model fidelity and batch-invariance tests again on the AVX2 kernels, which
+# the default run skips on an AVX-512 CPU (every path must give llama.cpp's
+# tokens; the kernel tests compare each path with the scalar reference).
+test-avx2-path: build model model-gemma3
+	@if grep -q avx512_vnni /proc/cpuinfo 2>/dev/null; then \
+		LADDER_CPU=avx2 LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) -m pytest -q \
+			tests/model/test_fidelity.py tests/model/test_batch_invariance.py; \
+	else echo "test-avx2-path: no AVX-512 VNNI here, the default run was the avx2 path"; fi
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ladder/kernels/cpu/gemm_tiles.h"
+#include "ladder/kernels/cpu/gemv.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/quant_blocks.h"
@@ -38,10 +39,6 @@ LADDER_AVX2 inline __m256i load_32(const void* p) {
     return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
-// As vec_dot_avx2.cpp's dot_u8_s8: exact, since callers never saturate maddubs.
-LADDER_AVX2 inline __m256i dot_u8_s8(__m256i u, __m256i s) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
 
 inline uint32_t load_u32(const void* p) {
     uint32_t v = 0;
@@ -375,8 +372,12 @@ namespace detail {
 
 void install_avx2_gemm(CpuKernels& k) {
     using tensor::DType;
-    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] = gemm_q4_1_q8_1;
-    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] = gemm_q8_0_q8_0;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
+        gemv_or<gemm_q4_1_q8_1, gemv_q4_1_q8_1_avx2>;
+    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
+        gemv_or<gemm_q8_0_q8_0, gemv_q8_0_q8_0_avx2>;
+    k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
+        gemv_or<vec_dot_per_output<Isa::Avx2, DType::Q5_0>, gemv_q5_0_q8_0_avx2>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_K)] = gemm_q4_k_q8_k;
     k.gemm_by_weight[static_cast<int>(DType::Q6_K)] = gemm_q6_k_q8_k;
 }

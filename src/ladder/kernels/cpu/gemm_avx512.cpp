@@ -14,7 +14,7 @@
 
 #include "ladder/kernels/cpu/gemm_pairs_avx512.h"
 #include "ladder/kernels/cpu/gemm_tiles.h"
-#include "ladder/kernels/cpu/gemv_avx512.h"
+#include "ladder/kernels/cpu/gemv.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/quant_blocks.h"
@@ -178,36 +178,6 @@ void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n
                                                     out, out_stride);
 }
 
-// Decode (one activation row) runs the gemv kernel when the matrix has a whole
-// group of rows; otherwise, and for more rows, the row tiles.
-template <GemmFn kRowTiles, detail::GemvFn kGemv>
-void few_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-              const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
-              int64_t n, float* out, int64_t out_stride) {
-    if (n_activation_rows == 1 && n_weight_rows >= detail::kGemvRows) {
-        kGemv(weights, weight_row_bytes, n_weight_rows, activations, n, out);
-        return;
-    }
-    kRowTiles(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-              n_activation_rows, n, out, out_stride);
-}
-
-// Q5_0 has no row tile: it runs the table's own vec_dot (the AVX2 one) per
-// output, as matmul would without a GemmFn.
-void vec_dots_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                        const void* activations, size_t activation_row_bytes,
-                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    const VecDotFn dot = cpu_kernels_for(Isa::Avx512).vec_dot(tensor::DType::Q5_0);
-    const auto* w = static_cast<const char*>(weights);
-    const auto* a = static_cast<const char*>(activations);
-    for (int64_t r = 0; r < n_weight_rows; ++r) {
-        for (int64_t t = 0; t < n_activation_rows; ++t) {
-            out[t * out_stride + r] = dot(w + static_cast<size_t>(r) * weight_row_bytes,
-                                          a + static_cast<size_t>(t) * activation_row_bytes, n);
-        }
-    }
-}
-
 // The K-quants have no AVX-512 row tile: few rows run the AVX2 table's
 // multi-row kernel, which matches the AVX2 vec_dot this table keeps.
 template <tensor::DType kType>
@@ -240,11 +210,12 @@ namespace detail {
 void install_avx512_gemm(CpuKernels& k) {
     using tensor::DType;
     k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
-        gemm_by_rows<gemm_pairs_q4_1_q8_1, few_rows<row_tiles_q4_1_q8_1, detail::gemv_q4_1_q8_1>>;
+        gemm_by_rows<gemm_pairs_q4_1_q8_1, gemv_or<row_tiles_q4_1_q8_1, gemv_q4_1_q8_1>>;
     k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
-        gemm_by_rows<gemm_pairs_q8_0_q8_0, few_rows<row_tiles_q8_0_q8_0, detail::gemv_q8_0_q8_0>>;
+        gemm_by_rows<gemm_pairs_q8_0_q8_0, gemv_or<row_tiles_q8_0_q8_0, gemv_q8_0_q8_0>>;
     k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
-        gemm_by_rows<gemm_pairs_q5_0_q8_0, few_rows<vec_dots_q5_0_q8_0, detail::gemv_q5_0_q8_0>>;
+        gemm_by_rows<gemm_pairs_q5_0_q8_0,
+                     gemv_or<vec_dot_per_output<Isa::Avx512, DType::Q5_0>, gemv_q5_0_q8_0>>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_K)] =
         gemm_by_rows<gemm_pairs_q4_k_q8_k, avx2_gemm<DType::Q4_K>>;
     k.gemm_by_weight[static_cast<int>(DType::Q6_K)] =

@@ -14,7 +14,7 @@
 // GCC 12's AVX-512 headers warn about their own "undefined" vectors (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include "ladder/kernels/cpu/gemv_avx512.h"
+#include "ladder/kernels/cpu/gemv.h"
 
 #include <immintrin.h>
 

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define LADDER_AVX512 \
@@ -30,6 +31,28 @@ LADDER_AVX2 inline __m256i unpack_nibbles_16(const uint8_t* qs) {
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
     const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
     return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+// Sum of unsigned u8 x signed s8 over each group of four bytes, in 8 int32
+// lanes (maddubs, then madd by ones, as ggml's x86 path does). maddubs cannot
+// saturate for the callers' inputs: u below 64, or |s| <= 127 with u <= 128,
+// so each pair sum stays inside int16.
+LADDER_AVX2 inline __m256i dot_u8_s8(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+// Byte j of the result is 0x10 when bit j of the 32-bit mask is set, else 0:
+// the fifth bit of each Q5_0 element, already in place.
+LADDER_AVX2 inline __m256i expand_high_bits(const uint8_t qh_bytes[4]) {
+    uint32_t qh = 0;
+    std::memcpy(&qh, qh_bytes, sizeof qh);
+    // Byte j takes source byte j / 8, then keeps bit j % 8.
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(qh)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
 }
 
 // Q4_K sub-block j's 6-bit scale and min from the 12 packed bytes (the layout of

@@ -28,13 +28,6 @@ using tensor::kQKK;
 
 
 
-// Sum of unsigned u8 x signed s8 over each group of four bytes, in 8 int32 lanes.
-// maddubs cannot saturate here: callers pass u values below 64 or |s| <= 127
-// with u <= 128, so each pair sum stays inside int16.
-LADDER_AVX2 inline __m256i dot_u8_s8(__m256i u, __m256i s) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
-
 LADDER_AVX2 float vec_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const BlockQ4_1*>(weights);
     const auto* a = static_cast<const BlockQ8_1*>(activations);
@@ -68,20 +61,6 @@ LADDER_AVX2 float vec_dot_q8_0_q8_0(const void* weights, const void* activations
         acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(dot_s8_s8(x, y)), acc);
     }
     return hsum(acc);
-}
-
-// Byte j of the result is 0x10 when bit j of the 32-bit mask is set, else 0:
-// the fifth bit of each Q5_0 element, already in place.
-LADDER_AVX2 inline __m256i expand_high_bits(const uint8_t qh_bytes[4]) {
-    uint32_t qh = 0;
-    std::memcpy(&qh, qh_bytes, sizeof qh);
-    // Byte j takes source byte j / 8, then keeps bit j % 8.
-    const __m256i spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(static_cast<int>(qh)),
-        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
-    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
-    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
 }
 
 // Q5_0 x Q8_0: sum((q - 16) * y) = sum(q * y) - 16 * sum(y), both exact in int16 pairs.

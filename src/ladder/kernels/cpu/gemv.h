@@ -1,0 +1,67 @@
+// Internal to kernels/cpu: the kernels for a single activation row (decode),
+// which reads each weight once and so must keep pace with memory
+// (gemv_avx512.cpp, gemv_avx2.cpp), and the GemmFn that routes T = 1 to them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ladder/kernels/cpu/vec_dot.h"
+
+namespace ladder::kernels::cpu::detail {
+
+// Weight rows the kernels take together; a matrix needs at least this many.
+constexpr int kGemvRows = 8;
+
+// out[r] = the table's vec_dot(weight row r, activation) bit for bit, r < n_weight_rows.
+using GemvFn = void (*)(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activation, int64_t n, float* out);
+
+// AVX-512 VNNI (gemv_avx512.cpp): as the avx512 table's vec_dots (Q5_0: the AVX2 one it keeps).
+void gemv_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out);
+void gemv_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out);
+void gemv_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out);
+
+// AVX2 (gemv_avx2.cpp): as the avx2 table's vec_dots.
+void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out);
+void gemv_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out);
+void gemv_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out);
+
+// A GemmFn: one activation row runs kGemv when the matrix has a whole group of
+// rows; otherwise, and for more rows, kOther.
+template <GemmFn kOther, GemvFn kGemv>
+void gemv_or(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+             const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+             int64_t n, float* out, int64_t out_stride) {
+    if (n_activation_rows == 1 && n_weight_rows >= kGemvRows) {
+        kGemv(weights, weight_row_bytes, n_weight_rows, activations, n, out);
+        return;
+    }
+    kOther(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+           n_activation_rows, n, out, out_stride);
+}
+
+// A GemmFn that runs one vec_dot of the path's table per output, as matmul
+// does without a GemmFn: the other rows' kernel for types with no row tile.
+template <Isa kIsa, tensor::DType kType>
+void vec_dot_per_output(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    const VecDotFn dot = cpu_kernels_for(kIsa).vec_dot(kType);
+    const auto* w = static_cast<const char*>(weights);
+    const auto* a = static_cast<const char*>(activations);
+    for (int64_t r = 0; r < n_weight_rows; ++r) {
+        for (int64_t t = 0; t < n_activation_rows; ++t) {
+            out[t * out_stride + r] = dot(w + static_cast<size_t>(r) * weight_row_bytes,
+                                          a + static_cast<size_t>(t) * activation_row_bytes, n);
+        }
+    }
+}
+
+}  // namespace ladder::kernels::cpu::detail

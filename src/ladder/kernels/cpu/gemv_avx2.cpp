@@ -1,0 +1,227 @@
+// AVX2 kernels for one activation row (decode): Q4_1, Q8_0 and Q5_0 weights,
+// for CPUs without AVX-512. As in gemv_avx512.cpp, eight weight rows go
+// together: one gather fetches their block heads and one conversion turns
+// them into floats, where the row-tile kernels converted each half alone;
+// the integer sums stay one row per 256-bit vector, as the vec_dots form them.
+//
+// Results equal the AVX2 table's vec_dot bit for bit: per output acc += (d_w *
+// d_a) * lane sums by one fma per block in block order (Q4_1 also offsets +=
+// m_w * s_a by one fma per block), result hsum(acc) (+ offsets); the lane sums
+// are the same integers however they are formed.
+#include "ladder/kernels/cpu/gemv.h"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "ladder/kernels/cpu/simd_x86.h"
+#include "ladder/tensor/quant_blocks.h"
+#include "ladder/util/check.h"
+
+namespace ladder::kernels::cpu::detail {
+
+namespace {
+
+using tensor::BlockQ4_1;
+using tensor::BlockQ5_0;
+using tensor::BlockQ8_0;
+using tensor::BlockQ8_1;
+using tensor::kQK;
+
+constexpr int kRows = kGemvRows;
+
+LADDER_AVX2 inline __m256i load_32(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// The low halves of eight gathered dwords as eight floats, in row order.
+LADDER_AVX2 inline __m256 low_halves(__m256i gathered) {
+    const __m256i packed = _mm256_packus_epi32(
+        _mm256_and_si256(gathered, _mm256_set1_epi32(0xffff)), _mm256_setzero_si256());
+    // packus works per 128-bit lane: rows 0..3 are qword 0, rows 4..7 qword 2.
+    return _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
+}
+
+// One activation block, shared by the group's eight rows.
+struct ActivationBlock {
+    __m256i codes;
+    __m256i correction;  // Q5_0: 16 * the lane sums of y, subtracted per row
+};
+
+// Q4_1 x Q8_1. The gathered heads (d | m << 16) convert to (d_w, m_w) pairs,
+// rows 0..3 in one vector and 4..7 in the other; the activation's (d_a, s_a)
+// repeat over a vector, so one multiply makes the scales (even lanes) and one
+// fma runs the offsets (odd lanes).
+struct Q4_1Rows {
+    using Block = BlockQ4_1;
+    using Activation = BlockQ8_1;
+    static constexpr bool kOffsets = true;
+
+    LADDER_AVX2 static void heads(__m256i gathered, __m256 out[2]) {
+        out[0] = _mm256_cvtph_ps(_mm256_castsi256_si128(gathered));
+        out[1] = _mm256_cvtph_ps(_mm256_extracti128_si256(gathered, 1));
+    }
+
+    LADDER_AVX2 static __m256 activation_scales(const Activation& a) {
+        uint32_t ds = 0;
+        std::memcpy(&ds, &a.d, sizeof ds);  // d then s, two adjacent halves
+        const __m128 pair = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(ds)));
+        return _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(pair)));
+    }
+
+    LADDER_AVX2 static ActivationBlock activation(const Activation& a) {
+        return {load_32(a.qs), _mm256_setzero_si256()};
+    }
+
+    LADDER_AVX2 static __m256i lane_sums(const Block& b, const ActivationBlock& act) {
+        return dot_u8_s8(unpack_nibbles_16(b.qs), act.codes);
+    }
+};
+
+// Q8_0 x Q8_0: x's sign moves onto y, as vec_dot_q8_0_q8_0 does.
+struct Q8_0Rows {
+    using Block = BlockQ8_0;
+    using Activation = BlockQ8_0;
+    static constexpr bool kOffsets = false;
+
+    LADDER_AVX2 static void heads(__m256i gathered, __m256 out[2]) {
+        out[0] = low_halves(gathered);
+    }
+
+    LADDER_AVX2 static __m256 activation_scales(const Activation& a) {
+        return _mm256_set1_ps(half_to_float(a.d));
+    }
+
+    LADDER_AVX2 static ActivationBlock activation(const Activation& a) {
+        return {load_32(a.qs), _mm256_setzero_si256()};
+    }
+
+    LADDER_AVX2 static __m256i lane_sums(const Block& b, const ActivationBlock& act) {
+        const __m256i x = load_32(b.qs);
+        return dot_u8_s8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(act.codes, x));
+    }
+};
+
+// Q5_0 x Q8_0: sums of (q - 16) * y as sums of q * y less 16 * sums of y, the
+// second shared by the group's rows.
+struct Q5_0Rows {
+    using Block = BlockQ5_0;
+    using Activation = BlockQ8_0;
+    static constexpr bool kOffsets = false;
+
+    LADDER_AVX2 static void heads(__m256i gathered, __m256 out[2]) {
+        out[0] = low_halves(gathered);
+    }
+
+    LADDER_AVX2 static __m256 activation_scales(const Activation& a) {
+        return _mm256_set1_ps(half_to_float(a.d));
+    }
+
+    LADDER_AVX2 static ActivationBlock activation(const Activation& a) {
+        const __m256i y = load_32(a.qs);
+        return {y, dot_u8_s8(_mm256_set1_epi8(16), y)};
+    }
+
+    LADDER_AVX2 static __m256i lane_sums(const Block& b, const ActivationBlock& act) {
+        const __m256i q = _mm256_or_si256(unpack_nibbles_16(b.qs), expand_high_bits(b.qh));
+        return _mm256_sub_epi32(dot_u8_s8(q, act.codes), act.correction);
+    }
+};
+
+// kRows weight rows starting at `rows` (row_bytes apart) against one activation row.
+template <typename Weights>
+LADDER_AVX2 void group_dots(const char* rows, size_t row_bytes,
+                            const typename Weights::Activation* a, int64_t n_blocks,
+                            float res[kRows]) {
+    using Block = typename Weights::Block;
+    const Block* w[kRows];
+    for (int r = 0; r < kRows; ++r) {
+        w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
+    }
+    const __m256i head_offsets =
+        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                           _mm256_set1_epi32(static_cast<int>(row_bytes)));
+    // Row r's scale: lane 2r of the two (d, m) vectors for Q4_1, lane r else.
+    constexpr int kStride = Weights::kOffsets ? 2 : 1;
+    __m256 acc[kRows];
+    for (auto& v : acc) v = _mm256_setzero_ps();
+    __m256 offsets[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    // The group two groups on, a block's share per block (gemv_avx512.cpp says why).
+    constexpr size_t kGroupBlockBytes = kRows * sizeof(Block);
+    const char* ahead = rows + 2 * kRows * row_bytes;
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const char* line = ahead + static_cast<size_t>(i) * kGroupBlockBytes;
+#pragma GCC unroll 8
+        for (size_t offset = 0; offset < kGroupBlockBytes; offset += 64) {
+            _mm_prefetch(line + offset, _MM_HINT_T0);
+        }
+        const __m256i gathered = _mm256_i32gather_epi32(
+            reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
+            head_offsets, 1);
+        __m256 heads[2];
+        Weights::heads(gathered, heads);
+        const __m256 activation_scales = Weights::activation_scales(a[i]);
+        // Read back by broadcast loads: one load per row, no shuffle.
+        alignas(32) float scales[16];
+        _mm256_store_ps(scales, _mm256_mul_ps(heads[0], activation_scales));
+        if constexpr (Weights::kOffsets) {
+            _mm256_store_ps(scales + 8, _mm256_mul_ps(heads[1], activation_scales));
+            offsets[0] = _mm256_fmadd_ps(heads[0], activation_scales, offsets[0]);
+            offsets[1] = _mm256_fmadd_ps(heads[1], activation_scales, offsets[1]);
+        }
+        const ActivationBlock act = Weights::activation(a[i]);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; ++r) {
+            acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scales[kStride * r]),
+                                     _mm256_cvtepi32_ps(Weights::lane_sums(w[r][i], act)), acc[r]);
+        }
+    }
+    alignas(32) float offset_lanes[16];
+    _mm256_store_ps(offset_lanes, offsets[0]);
+    _mm256_store_ps(offset_lanes + 8, offsets[1]);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+        res[r] = hsum(acc[r]);
+        if constexpr (Weights::kOffsets) res[r] += offset_lanes[2 * r + 1];
+    }
+}
+
+// Every weight row against one activation row, in groups of kRows.
+template <typename Weights>
+void gemv(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+          const void* activation, int64_t n, float* out) {
+    LADDER_CHECK(n_weight_rows >= kRows, "gemv needs a whole group of weight rows");
+    const auto* base = static_cast<const char*>(weights);
+    const auto* a = static_cast<const typename Weights::Activation*>(activation);
+    const int64_t n_blocks = n / kQK;
+    int64_t r0 = 0;
+    for (; r0 + kRows <= n_weight_rows; r0 += kRows) {
+        group_dots<Weights>(base + static_cast<size_t>(r0) * weight_row_bytes, weight_row_bytes,
+                            a, n_blocks, out + r0);
+    }
+    if (r0 == n_weight_rows) return;
+    // A last group short of kRows: the last kRows rows again (identical results).
+    const int64_t last = n_weight_rows - kRows;
+    group_dots<Weights>(base + static_cast<size_t>(last) * weight_row_bytes, weight_row_bytes, a,
+                        n_blocks, out + last);
+}
+
+}  // namespace
+
+void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out) {
+    gemv<Q4_1Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void gemv_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out) {
+    gemv<Q8_0Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void gemv_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out) {
+    gemv<Q5_0Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+}  // namespace ladder::kernels::cpu::detail
