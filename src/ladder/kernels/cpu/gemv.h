@@ -7,6 +7,8 @@
 #include <cstdint>
 
 #include "ladder/kernels/cpu/vec_dot.h"
+#include "ladder/tensor/quant_blocks.h"
+#include "ladder/util/check.h"
 
 namespace ladder::kernels::cpu::detail {
 
@@ -32,6 +34,29 @@ void gemv_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n
                          const void* activation, int64_t n, float* out);
 void gemv_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out);
+
+// The rows of a gemv in groups of kGemvRows: kGroup(rows, row_bytes,
+// activation, n_blocks, out) computes kGemvRows outputs from `rows` on. A
+// last group short of kGemvRows takes the last kGemvRows rows again (some
+// computed twice, with identical results), so no read passes the matrix.
+template <typename Activation,
+          void (*kGroup)(const char*, size_t, const Activation*, int64_t, float*)>
+void for_each_row_group(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activation, int64_t n, float* out) {
+    LADDER_CHECK(n_weight_rows >= kGemvRows, "gemv needs a whole group of weight rows");
+    const auto* base = static_cast<const char*>(weights);
+    const auto* a = static_cast<const Activation*>(activation);
+    const int64_t n_blocks = n / tensor::kQK;
+    int64_t r0 = 0;
+    for (; r0 + kGemvRows <= n_weight_rows; r0 += kGemvRows) {
+        kGroup(base + static_cast<size_t>(r0) * weight_row_bytes, weight_row_bytes, a, n_blocks,
+               out + r0);
+    }
+    if (r0 == n_weight_rows) return;
+    const int64_t last = n_weight_rows - kGemvRows;
+    kGroup(base + static_cast<size_t>(last) * weight_row_bytes, weight_row_bytes, a, n_blocks,
+           out + last);
+}
 
 // A GemmFn: one activation row runs kGemv when the matrix has a whole group of
 // rows; otherwise, and for more rows, kOther.

@@ -17,7 +17,6 @@
 
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/tensor/quant_blocks.h"
-#include "ladder/util/check.h"
 
 namespace ladder::kernels::cpu::detail {
 
@@ -79,9 +78,9 @@ struct Q4_1Rows {
     }
 };
 
-// Q8_0 x Q8_0: x's sign moves onto y, as vec_dot_q8_0_q8_0 does.
-struct Q8_0Rows {
-    using Block = BlockQ8_0;
+// Weights whose block starts with its half d_w and meet Q8_0 activations:
+// one scale per block, no offsets.
+struct ScaleOnlyRows {
     using Activation = BlockQ8_0;
     static constexpr bool kOffsets = false;
 
@@ -92,6 +91,11 @@ struct Q8_0Rows {
     LADDER_AVX2 static __m256 activation_scales(const Activation& a) {
         return _mm256_set1_ps(half_to_float(a.d));
     }
+};
+
+// Q8_0 x Q8_0: x's sign moves onto y, as vec_dot_q8_0_q8_0 does.
+struct Q8_0Rows : ScaleOnlyRows {
+    using Block = BlockQ8_0;
 
     LADDER_AVX2 static ActivationBlock activation(const Activation& a) {
         return {load_32(a.qs), _mm256_setzero_si256()};
@@ -105,18 +109,8 @@ struct Q8_0Rows {
 
 // Q5_0 x Q8_0: sums of (q - 16) * y as sums of q * y less 16 * sums of y, the
 // second shared by the group's rows.
-struct Q5_0Rows {
+struct Q5_0Rows : ScaleOnlyRows {
     using Block = BlockQ5_0;
-    using Activation = BlockQ8_0;
-    static constexpr bool kOffsets = false;
-
-    LADDER_AVX2 static void heads(__m256i gathered, __m256 out[2]) {
-        out[0] = low_halves(gathered);
-    }
-
-    LADDER_AVX2 static __m256 activation_scales(const Activation& a) {
-        return _mm256_set1_ps(half_to_float(a.d));
-    }
 
     LADDER_AVX2 static ActivationBlock activation(const Activation& a) {
         const __m256i y = load_32(a.qs);
@@ -187,41 +181,24 @@ LADDER_AVX2 void group_dots(const char* rows, size_t row_bytes,
     }
 }
 
-// Every weight row against one activation row, in groups of kRows.
-template <typename Weights>
-void gemv(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-          const void* activation, int64_t n, float* out) {
-    LADDER_CHECK(n_weight_rows >= kRows, "gemv needs a whole group of weight rows");
-    const auto* base = static_cast<const char*>(weights);
-    const auto* a = static_cast<const typename Weights::Activation*>(activation);
-    const int64_t n_blocks = n / kQK;
-    int64_t r0 = 0;
-    for (; r0 + kRows <= n_weight_rows; r0 += kRows) {
-        group_dots<Weights>(base + static_cast<size_t>(r0) * weight_row_bytes, weight_row_bytes,
-                            a, n_blocks, out + r0);
-    }
-    if (r0 == n_weight_rows) return;
-    // A last group short of kRows: the last kRows rows again (identical results).
-    const int64_t last = n_weight_rows - kRows;
-    group_dots<Weights>(base + static_cast<size_t>(last) * weight_row_bytes, weight_row_bytes, a,
-                        n_blocks, out + last);
-}
-
 }  // namespace
 
 void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
-    gemv<Q4_1Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+    for_each_row_group<Q4_1Rows::Activation, group_dots<Q4_1Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
-    gemv<Q8_0Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+    for_each_row_group<Q8_0Rows::Activation, group_dots<Q8_0Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
-    gemv<Q5_0Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+    for_each_row_group<Q5_0Rows::Activation, group_dots<Q5_0Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 }  // namespace ladder::kernels::cpu::detail

@@ -23,7 +23,6 @@
 
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/tensor/quant_blocks.h"
-#include "ladder/util/check.h"
 
 namespace ladder::kernels::cpu::detail {
 
@@ -108,12 +107,10 @@ struct Q4_1Rows {
     }
 };
 
-// Q8_0 x Q8_0, as vec_dot_q8_0_q8_0. vpdpbusd wants one unsigned side: the
-// weights go in as x + 128 and the sums start from -128 * sum(y), the same
-// integers as sum(x * y), with the start shared by every row. The gathered
-// heads' low halves are the d_w (row r in lane r).
-struct Q8_0Rows {
-    using Block = BlockQ8_0;
+// Weights whose block starts with its half d_w and meets Q8_0 activations
+// (one scale per block, no offsets): the gathered heads' low halves are the
+// d_w, row r in lane r.
+struct ScaleOnlyRows {
     using Activation = BlockQ8_0;
     static constexpr bool kOffsets = false;
     static constexpr int kScaleStride = 1;
@@ -123,6 +120,13 @@ struct Q8_0Rows {
     LADDER_AVX512 static __m512 activation_scales(const Activation& a) {
         return _mm512_set1_ps(half_to_float(a.d));
     }
+};
+
+// Q8_0 x Q8_0, as vec_dot_q8_0_q8_0. vpdpbusd wants one unsigned side: the
+// weights go in as x + 128 and the sums start from -128 * sum(y), the same
+// integers as sum(x * y), with the start shared by every row.
+struct Q8_0Rows : ScaleOnlyRows {
+    using Block = BlockQ8_0;
 
     LADDER_AVX512 static ActivationCodes activation_codes(const Activation& a) {
         const __m512i y = twice(a.qs);
@@ -140,18 +144,9 @@ struct Q8_0Rows {
 
 // Q5_0 x Q8_0, as the AVX2 vec_dot_q5_0_q8_0, which sums (q - 16) * y: here
 // q (0..31, unsigned) * y from a start of -16 * sum(y), the same integers,
-// with the start shared by every row. Heads as Q8_0's: d_w in the low half.
-struct Q5_0Rows {
+// with the start shared by every row.
+struct Q5_0Rows : ScaleOnlyRows {
     using Block = BlockQ5_0;
-    using Activation = BlockQ8_0;
-    static constexpr bool kOffsets = false;
-    static constexpr int kScaleStride = 1;
-
-    LADDER_AVX512 static __m512 heads(__m256i gathered) { return low_halves(gathered); }
-
-    LADDER_AVX512 static __m512 activation_scales(const Activation& a) {
-        return _mm512_set1_ps(half_to_float(a.d));
-    }
 
     LADDER_AVX512 static ActivationCodes activation_codes(const Activation& a) {
         const __m512i y = twice(a.qs);
@@ -240,42 +235,24 @@ LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes,
     }
 }
 
-// Every weight row against one activation row, in groups of kRows.
-template <typename Weights>
-void gemv(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-          const void* activation, int64_t n, float* out) {
-    LADDER_CHECK(n_weight_rows >= kRows, "gemv needs a whole group of weight rows");
-    const auto* base = static_cast<const char*>(weights);
-    const auto* a = static_cast<const typename Weights::Activation*>(activation);
-    const int64_t n_blocks = n / kQK;
-    int64_t r0 = 0;
-    for (; r0 + kRows <= n_weight_rows; r0 += kRows) {
-        group_dots<Weights>(base + static_cast<size_t>(r0) * weight_row_bytes, weight_row_bytes,
-                            a, n_blocks, out + r0);
-    }
-    if (r0 == n_weight_rows) return;
-    // A last group short of kRows: the last kRows rows again (some computed
-    // twice, with identical results), so no read passes the matrix.
-    const int64_t last = n_weight_rows - kRows;
-    group_dots<Weights>(base + static_cast<size_t>(last) * weight_row_bytes, weight_row_bytes, a,
-                        n_blocks, out + last);
-}
-
 }  // namespace
 
 void gemv_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    gemv<Q4_1Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+    for_each_row_group<Q4_1Rows::Activation, group_dots<Q4_1Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    gemv<Q8_0Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+    for_each_row_group<Q8_0Rows::Activation, group_dots<Q8_0Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    gemv<Q5_0Rows>(weights, weight_row_bytes, n_weight_rows, activation, n, out);
+    for_each_row_group<Q5_0Rows::Activation, group_dots<Q5_0Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 }  // namespace ladder::kernels::cpu::detail
