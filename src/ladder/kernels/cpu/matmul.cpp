@@ -90,14 +90,14 @@ void matmul_group(const CpuKernels& kernels, std::span<const MatmulTask> tasks,
         n_tiles += (w.n_out + tile_rows - 1) / tile_rows;
     }
     pool.parallel_for(n_tiles, [&](int64_t tile_index) {
-        size_t t = 0;
-        while (t + 1 < n_live && products[t + 1].first_tile <= tile_index) ++t;
-        const ProductTiles& tt = products[t];
-        const WeightMatrix& w = *tt.task->w;
-        const QuantizedActivations& x = *tt.task->x;
-        const int64_t r_begin = (tile_index - tt.first_tile) * tt.tile_rows;
-        const int64_t r_end = std::min(w.n_out, r_begin + tt.tile_rows);
-        run_tile(tt.dot, tt.gemm, w, x, r_begin, r_end, tt.task->out);
+        size_t p = 0;
+        while (p + 1 < n_live && products[p + 1].first_tile <= tile_index) ++p;
+        const ProductTiles& product = products[p];
+        const WeightMatrix& w = *product.task->w;
+        const int64_t r_begin = (tile_index - product.first_tile) * product.tile_rows;
+        const int64_t r_end = std::min(w.n_out, r_begin + product.tile_rows);
+        run_tile(product.dot, product.gemm, w, *product.task->x, r_begin, r_end,
+                 product.task->out);
     });
 }
 
