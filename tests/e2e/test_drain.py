@@ -40,7 +40,10 @@ class StreamUnderway:
 def test_sigterm_finishes_in_flight_streams_then_exits_0():
     server = start_server("--drain-timeout", "60")
     try:
-        stream = StreamUnderway(server, max_tokens=40)
+        # Long enough to still be running when the checks below arrive (40
+        # tokens took under 0.3 s once decode got fast), short enough to end
+        # well inside the drain timeout on a slow machine.
+        stream = StreamUnderway(server, max_tokens=400)
         server.process.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         status, _, body = http_raw.request_json(server, "GET", "/health", auth=False)
