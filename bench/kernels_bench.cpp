@@ -177,8 +177,7 @@ void bm_attention(benchmark::State& state, Isa isa, AttentionShape shape, bool g
     for (auto& v : values) v = tensor::fp32_to_fp16(normal(rng));
     std::vector<int32_t> block_table(kContext / kBlockSize);
     for (size_t i = 0; i < block_table.size(); ++i) block_table[i] = static_cast<int32_t>(i);
-    const kernels::cpu::PagedKvLayer kv{keys.data(), values.data(), 1, kBlockSize,
-                                        shape.head_dim};
+    const kernels::cpu::PagedKvLayer kv{keys.data(), values.data(), 1, kBlockSize, shape.head_dim};
     std::vector<float> q(static_cast<size_t>(shape.group * shape.head_dim));
     for (auto& x : q) x = normal(rng);
     std::vector<float> scores(static_cast<size_t>(shape.group * kContext));
@@ -233,8 +232,8 @@ int register_all() {
         for (const AttentionShape shape :
              {AttentionShape{"smollm2", 64, 3}, AttentionShape{"gemma3", 256, 4}}) {
             for (const bool grouped : {false, true}) {
-                const std::string name = "attention/" + path + "/" + shape.model +
-                                         (grouped ? "/grouped" : "/per_head");
+                const std::string name =
+                    "attention/" + path + "/" + shape.model + (grouped ? "/grouped" : "/per_head");
                 benchmark::RegisterBenchmark(name.c_str(), bm_attention, isa, shape, grouped)
                     ->Unit(benchmark::kMicrosecond)
                     ->MinTime(0.2);

@@ -220,8 +220,8 @@ TEST(Attention, attend_heads_matches_attend_head_per_head_on_every_path) {
                     for (int32_t h = 0; h < n_heads; ++h) {
                         const std::vector<float> q_head(q.begin() + h * head_dim,
                                                         q.begin() + (h + 1) * head_dim);
-                        const auto out = run(scalar, cache, q_head, kv_head, first_visible,
-                                             n_visible, scale);
+                        const auto out =
+                            run(scalar, cache, q_head, kv_head, first_visible, n_visible, scale);
                         want.insert(want.end(), out.begin(), out.end());
                     }
                     for (const Isa isa : isas) {

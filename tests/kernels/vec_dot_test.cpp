@@ -105,6 +105,32 @@ TEST(VecDot, every_fast_path_matches_scalar_reference) {
     }
 }
 
+// Q4_1, Q8_0 and Q5_0 in the scalar table add in the x86 lane order, so every
+// path gives the same bits there (and LADDER_CPU=scalar the reference
+// engine's greedy tokens); the scalar reference_dot of tensor/ stays the
+// accuracy check above.
+TEST(VecDot, legacy_types_give_the_same_bits_on_every_path) {
+    std::mt19937 rng(3);
+    const CpuKernels& scalar = cpu_kernels_for(Isa::Scalar);
+    for (const DType type : {DType::Q4_1, DType::Q8_0, DType::Q5_0}) {
+        for (const int64_t n : {32, 96, 576, 1536}) {
+            for (int trial = 0; trial < 8; ++trial) {
+                const DotInputs in = make_inputs(rng, type, n);
+                const float want =
+                    scalar.vec_dot(type)(in.weights.data(), in.activations.data(), n);
+                EXPECT_NEAR(want, in.exact.value, 2e-3 * in.exact.magnitude + 1e-6);
+                for (const Isa isa : fast_isas()) {
+                    const float got = cpu_kernels_for(isa).vec_dot(type)(in.weights.data(),
+                                                                         in.activations.data(), n);
+                    ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+                        << isa_name(isa) << " " << tensor::dtype_name(type) << " n=" << n << ": "
+                        << got << " vs scalar " << want;
+                }
+            }
+        }
+    }
+}
+
 TEST(VecDot, fast_paths_cover_the_target_models_weight_types) {
     for (const Isa isa : fast_isas()) {
         const CpuKernels& k = cpu_kernels_for(isa);

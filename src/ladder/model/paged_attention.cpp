@@ -51,14 +51,14 @@ void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer
         for (int64_t pair = c * chunk; pair < std::min(n_pairs, (c + 1) * chunk); ++pair) {
             const auto row = static_cast<int32_t>(pair / tasks_per_row);
             const auto first_head = static_cast<int32_t>(pair % tasks_per_row) * heads_per_task;
-            const BatchSequence& sequence = batch.sequences[static_cast<size_t>(
-                scratch.row_sequence[static_cast<size_t>(row)])];
+            const int32_t sequence_index = scratch.row_sequence[static_cast<size_t>(row)];
+            const BatchSequence& sequence = batch.sequences[static_cast<size_t>(sequence_index)];
             const int64_t offset = static_cast<int64_t>(row) * config.q_dim() +
                                    static_cast<int64_t>(first_head) * config.head_dim;
             const int32_t position = batch.positions[static_cast<size_t>(row)];
             const int32_t first_visible = window > 0 ? std::max(0, position - window + 1) : 0;
             const int32_t* blocks = kv.in_window_group(layer) ? sequence.window_block_table.data()
-                                                               : sequence.block_table.data();
+                                                              : sequence.block_table.data();
             kernels::cpu::attend_heads(scratch.q.data() + offset, heads_per_task, blocks,
                                        first_visible, position + 1, kv_layer, first_head / group,
                                        scale, scores, scratch.attn.data() + offset);

@@ -133,9 +133,8 @@ LADDER_AVX2 void group_dots(const char* rows, size_t row_bytes,
     for (int r = 0; r < kRows; ++r) {
         w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
     }
-    const __m256i head_offsets =
-        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                           _mm256_set1_epi32(static_cast<int>(row_bytes)));
+    const __m256i head_offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                    _mm256_set1_epi32(static_cast<int>(row_bytes)));
     // Row r's scale: lane 2r of the two (d, m) vectors for Q4_1, lane r else.
     constexpr int kStride = Weights::kOffsets ? 2 : 1;
     __m256 acc[kRows];

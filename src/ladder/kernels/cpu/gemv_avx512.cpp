@@ -52,9 +52,7 @@ struct ActivationCodes {
     __m512i start;
 };
 
-LADDER_AVX512 inline __m512i twice(const int8_t* qs) {
-    return _mm512_broadcast_i64x4(load_32(qs));
-}
+LADDER_AVX512 inline __m512i twice(const int8_t* qs) { return _mm512_broadcast_i64x4(load_32(qs)); }
 
 // -(each lane's 4-byte sum of u * y): the start that cancels an unsigned bias
 // u added to the weight codes.
@@ -178,9 +176,8 @@ LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes,
     for (int r = 0; r < kRows; ++r) {
         w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
     }
-    const __m256i head_offsets =
-        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                           _mm256_set1_epi32(static_cast<int>(row_bytes)));
+    const __m256i head_offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                    _mm256_set1_epi32(static_cast<int>(row_bytes)));
     // Pair p's scale vector: row 2p's scale in lanes 0..7, row 2p + 1's in 8..15.
     constexpr int kStride = Weights::kScaleStride;
     __m512i scale_index[kPairs];

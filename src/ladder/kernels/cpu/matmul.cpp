@@ -42,7 +42,8 @@ void run_tile(VecDotFn dot, GemmFn gemm, const WeightMatrix& w, const QuantizedA
         }
         for (int64_t r = r_begin; r < r_end; ++r) {
             const void* weight_row = w.row(r);
-            for (int64_t t = t0; t < t1; ++t) out[t * n_out + r] = dot(weight_row, x.row(t), w.n_in);
+            for (int64_t t = t0; t < t1; ++t)
+                out[t * n_out + r] = dot(weight_row, x.row(t), w.n_in);
         }
     }
 }
@@ -96,8 +97,7 @@ void matmul_group(const CpuKernels& kernels, std::span<const MatmulTask> tasks,
         const WeightMatrix& w = *product.task->w;
         const int64_t r_begin = (tile_index - product.first_tile) * product.tile_rows;
         const int64_t r_end = std::min(w.n_out, r_begin + product.tile_rows);
-        run_tile(product.dot, product.gemm, w, *product.task->x, r_begin, r_end,
-                 product.task->out);
+        run_tile(product.dot, product.gemm, w, *product.task->x, r_begin, r_end, product.task->out);
     });
 }
 

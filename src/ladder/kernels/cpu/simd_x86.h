@@ -9,8 +9,7 @@
 #include <cstring>
 
 #define LADDER_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define LADDER_AVX512 \
-    __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#define LADDER_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 namespace ladder::kernels::cpu {
 

@@ -1,9 +1,11 @@
 // The scalar path: adapters from the kernel table's type-erased signatures to
-// tensor's reference code, which is also what every SIMD path is tested against.
+// tensor's reference code, which is also what every SIMD path is tested
+// against, and for Q4_1, Q8_0 and Q5_0 the x86 lane order (below).
 // One instantiation per dtype keeps the dtype switch out of the per-row call.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/half.h"
@@ -51,7 +53,8 @@ int32_t quantize_activation_block(const float* x, Block& block, float& d) {
 void quantize_activations_q8_0(const float* x, void* blocks, int64_t n) {
     auto* out = static_cast<tensor::BlockQ8_0*>(blocks);
     float d = 0.0f;
-    for (int64_t i = 0; i < n / tensor::kQK; ++i) quantize_activation_block(x + i * tensor::kQK, out[i], d);
+    for (int64_t i = 0; i < n / tensor::kQK; ++i)
+        quantize_activation_block(x + i * tensor::kQK, out[i], d);
 }
 
 void quantize_activations_q8_1(const float* x, void* blocks, int64_t n) {
@@ -63,6 +66,71 @@ void quantize_activations_q8_1(const float* x, void* blocks, int64_t n) {
     }
 }
 
+// The dot products of the weight types the SIMD paths run through 8-lane
+// integer sums, in the order those paths (and llama.cpp's x86 kernels) add
+// them: lane k of a block sums elements 4k..4k + 3 exactly; per block acc[k]
+// += (d_w * d_a) * lane k by one fma; the lanes are summed as ((0 + 4) + (2 +
+// 6)) + ((1 + 5) + (3 + 7)). tensor's reference adds in another order, which
+// agrees to float precision but not bit for bit, and greedy continuations
+// follow the last bit; with these the scalar path gives the SIMD paths' (and
+// the reference engine's) bits.
+using LaneSums = int32_t[8];
+
+float lane_tree(const float acc[8]) {
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+void accumulate_block(const LaneSums sums, float scale, float acc[8]) {
+    for (int k = 0; k < 8; ++k) acc[k] = std::fma(scale, static_cast<float>(sums[k]), acc[k]);
+}
+
+// Element j of a 16-byte nibble block: low nibbles are 0..15, high ones 16..31.
+int32_t nibble(const uint8_t qs[16], int j) { return j < 16 ? (qs[j] & 0x0f) : (qs[j - 16] >> 4); }
+
+float x86_order_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ4_1*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_1*>(activations);
+    float acc[8] = {};
+    float offsets = 0.0f;  // m_w * s_a, block by block
+    for (int64_t i = 0; i < n / tensor::kQK; ++i) {
+        LaneSums sums = {};
+        for (int j = 0; j < tensor::kQK; ++j) sums[j / 4] += nibble(w[i].qs, j) * a[i].qs[j];
+        const float d_a = tensor::fp16_to_fp32(a[i].d);
+        accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * d_a, acc);
+        offsets = std::fma(tensor::fp16_to_fp32(w[i].m), tensor::fp16_to_fp32(a[i].s), offsets);
+    }
+    return lane_tree(acc) + offsets;
+}
+
+float x86_order_dot_q8_0_q8_0(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ8_0*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_0*>(activations);
+    float acc[8] = {};
+    for (int64_t i = 0; i < n / tensor::kQK; ++i) {
+        LaneSums sums = {};
+        for (int j = 0; j < tensor::kQK; ++j) sums[j / 4] += w[i].qs[j] * a[i].qs[j];
+        accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * tensor::fp16_to_fp32(a[i].d), acc);
+    }
+    return lane_tree(acc);
+}
+
+float x86_order_dot_q5_0_q8_0(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ5_0*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_0*>(activations);
+    float acc[8] = {};
+    for (int64_t i = 0; i < n / tensor::kQK; ++i) {
+        uint32_t qh = 0;
+        std::memcpy(&qh, w[i].qh, sizeof qh);
+        LaneSums sums = {};
+        for (int j = 0; j < tensor::kQK; ++j) {
+            const int32_t q = nibble(w[i].qs, j) | static_cast<int32_t>(((qh >> j) & 1u) << 4);
+            sums[j / 4] += (q - 16) * a[i].qs[j];
+        }
+        accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * tensor::fp16_to_fp32(a[i].d), acc);
+    }
+    return lane_tree(acc);
+}
+
 template <DType kType>
 void install_one(CpuKernels& k) {
     const auto slot = static_cast<size_t>(kType);
@@ -70,6 +138,9 @@ void install_one(CpuKernels& k) {
     if (tensor::can_quantize(kType)) k.quantize_by_type[slot] = reference_quantize<kType>;
     if constexpr (kType == DType::Q8_0) k.quantize_by_type[slot] = quantize_activations_q8_0;
     if constexpr (kType == DType::Q8_1) k.quantize_by_type[slot] = quantize_activations_q8_1;
+    if constexpr (kType == DType::Q4_1) k.vec_dot_by_weight[slot] = x86_order_dot_q4_1_q8_1;
+    if constexpr (kType == DType::Q8_0) k.vec_dot_by_weight[slot] = x86_order_dot_q8_0_q8_0;
+    if constexpr (kType == DType::Q5_0) k.vec_dot_by_weight[slot] = x86_order_dot_q5_0_q8_0;
 }
 
 template <DType... kTypes>
