@@ -278,9 +278,9 @@ LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows value
         for (int32_t d = 0; d < head_dim; d += 8) {
             __m256 l[8];
             for (int j = 0; j < 8; ++j) l[j] = _mm256_load_ps(lanes[h][j] + d);
-            const __m256 sum = _mm256_add_ps(
-                _mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6])),
-                _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7])));
+            const __m256 sum =
+                _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6])),
+                              _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7])));
             _mm256_storeu_ps(out + h * head_dim + d, sum);
         }
     }
@@ -306,8 +306,8 @@ LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRow
         __m512 p[n_heads];
         for (int h = 0; h < n_heads; ++h) p[h] = _mm512_set1_ps(probabilities[h * n_scores + i]);
         for (int32_t d = 0; d < head_dim; d += 16) {
-            const __m512 v = _mm512_cvtph_ps(
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(value + d)));
+            const __m512 v =
+                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(value + d)));
             for (int h = 0; h < n_heads; ++h) {
                 float* lane = lanes[h][residue] + d;
                 _mm512_store_ps(lane, _mm512_fmadd_ps(v, p[h], _mm512_load_ps(lane)));
@@ -318,9 +318,9 @@ LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRow
         for (int32_t d = 0; d < head_dim; d += 16) {
             __m512 l[8];
             for (int j = 0; j < 8; ++j) l[j] = _mm512_load_ps(lanes[h][j] + d);
-            const __m512 sum = _mm512_add_ps(
-                _mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
-                _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
+            const __m512 sum =
+                _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
+                              _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
             _mm512_storeu_ps(out + h * head_dim + d, sum);
         }
     }
@@ -420,10 +420,10 @@ namespace {
 // attend_heads over groups of up to kMaxGroupHeads heads; kWide weights the
 // values with 512-bit vectors.
 template <bool kWide>
-LADDER_AVX2 void attend_heads_in_groups(const float* q, int32_t n_heads,
-                                        const int32_t* block_table, int32_t first_visible,
-                                        int32_t n_visible, const PagedKvLayer& kv,
-                                        int32_t kv_head, float scale, float* scores, float* out) {
+LADDER_AVX2 void attend_heads_in_groups(const float* q, int32_t n_heads, const int32_t* block_table,
+                                        int32_t first_visible, int32_t n_visible,
+                                        const PagedKvLayer& kv, int32_t kv_head, float scale,
+                                        float* scores, float* out) {
     const int32_t head_dim = kv.head_dim;
     const int32_t n_scores = n_visible - first_visible;
     if (n_heads == 1 || n_scores <= 0) {
