@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ladder/tensor/half.h"
+#include "ladder/tensor/quant_k_codes.h"
 
 namespace ladder::tensor {
 
@@ -36,44 +37,10 @@ int q3_k_scale(const BlockQ3_K& b, int sub) {
     return (low | (high << 4)) - 32;
 }
 
-// Q4_K / Q5_K: eight 6-bit scales and eight 6-bit mins in 12 bytes. Sub-blocks
-// 0..3 keep them in the low 6 bits of bytes 0..3 (scales) and 4..7 (mins);
-// sub-blocks 4..7 take their low 4 bits from bytes 8..11 and their top 2 bits
-// from the spare top bits of bytes 0..7.
-struct ScaleMin {
-    int scale;
-    int min;
-};
-
-ScaleMin k4_scale_min(const uint8_t scales[kKScaleBytes], int sub) {
-    if (sub < 4) return {scales[sub] & 63, scales[sub + 4] & 63};
-    return {(scales[sub + 4] & 0x0f) | ((scales[sub - 4] >> 6) << 4),
-            (scales[sub + 4] >> 4) | ((scales[sub] >> 6) << 4)};
-}
-
-// Q4_K: each 32 bytes of qs hold 64 elements, low nibbles first.
-int q4_k_code(const uint8_t* qs, int e) {
-    const uint8_t byte = qs[32 * (e / 64) + e % 32];
-    return (e / 32) % 2 == 0 ? (byte & 0x0f) : (byte >> 4);
-}
-
 // Q5_K: the fifth bit of element e is bit e / 32 of qh[e % 32].
 int q5_k_code(const BlockQ5_K& b, int e) {
     const int high = (b.qh[e % 32] >> (e / 32)) & 1;
     return q4_k_code(b.qs, e) | (high << 4);
-}
-
-// Q6_K: per 128 elements, 64 bytes of ql and 32 of qh. Quarter k (32
-// elements) takes nibble k / 2 of ql bytes 32 * (k % 2) .. and bits 2k, 2k+1
-// of the qh bytes. Codes are stored with a +32 bias.
-int q6_k_code(const BlockQ6_K& b, int e) {
-    const int half = e / 128;
-    const int quarter = (e % 128) / 32;
-    const int l = e % 32;
-    const uint8_t low_byte = b.ql[64 * half + 32 * (quarter % 2) + l];
-    const int low = quarter < 2 ? (low_byte & 0x0f) : (low_byte >> 4);
-    const int high = (b.qh[32 * half + l] >> (2 * quarter)) & 3;
-    return (low | (high << 4)) - 32;
 }
 
 // Integer dot of activations with codes over one sub-block [begin, begin + n).

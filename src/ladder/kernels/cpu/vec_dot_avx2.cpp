@@ -3,6 +3,7 @@
 // binary stays baseline x86-64; nothing here runs unless CPUID said AVX2.
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -184,7 +185,9 @@ LADDER_AVX2 float vec_dot_q6_k_q8_k(const void* weights, const void* activations
 }
 
 // F16 x F16 and F32 x F32: 8 lanes of fused multiply-adds over element
-// i = 8k + lane, a fixed tree over the lanes, then the tail in order.
+// i = 8k + lane, a fixed tree over the lanes, then the tail in order (the
+// scalar path adds in this order too). A product of two halves is exact in
+// float, so F16's tail rounds once however it is compiled.
 LADDER_AVX2 float vec_dot_f16_f16(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const uint16_t*>(weights);
     const auto* a = static_cast<const uint16_t*>(activations);
@@ -209,7 +212,9 @@ LADDER_AVX2 float vec_dot_f32_f32(const void* weights, const void* activations, 
         acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(a + i), acc);
     }
     float sum = hsum(acc);
-    for (; i < n; ++i) sum += w[i] * a[i];
+    // An explicit fma: whether `sum += w * a` contracts is the compiler's
+    // choice, and the scalar path must know which rounding it gets.
+    for (; i < n; ++i) sum = std::fma(w[i], a[i], sum);
     return sum;
 }
 

@@ -1,6 +1,7 @@
 // The scalar path: adapters from the kernel table's type-erased signatures to
 // tensor's reference code, which is also what every SIMD path is tested
-// against, and for Q4_1, Q8_0 and Q5_0 the x86 lane order (below).
+// against, and for the types the SIMD paths speed up (Q4_1, Q8_0, Q5_0, Q4_K,
+// Q6_K, F16, F32) the x86 lane order (below).
 // One instantiation per dtype keeps the dtype switch out of the per-row call.
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/half.h"
 #include "ladder/tensor/quant_blocks.h"
+#include "ladder/tensor/quant_k_codes.h"
 #include "ladder/tensor/reference_ops.h"
 
 namespace ladder::kernels::cpu {
@@ -75,6 +77,7 @@ void quantize_activations_q8_1(const float* x, void* blocks, int64_t n) {
 // follow the last bit; with these the scalar path gives the SIMD paths' (and
 // the reference engine's) bits.
 using LaneSums = int32_t[8];
+using BlockCodes = int8_t[32];  // the integer codes of 32 weights, in element order
 
 float lane_tree(const float acc[8]) {
     return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
@@ -84,8 +87,25 @@ void accumulate_block(const LaneSums sums, float scale, float acc[8]) {
     for (int k = 0; k < 8; ++k) acc[k] = std::fma(scale, static_cast<float>(sums[k]), acc[k]);
 }
 
-// Element j of a 16-byte nibble block: low nibbles are 0..15, high ones 16..31.
-int32_t nibble(const uint8_t qs[16], int j) { return j < 16 ? (qs[j] & 0x0f) : (qs[j - 16] >> 4); }
+// sums[k] += scale * (sum of q[j] * y[j] over j = 4k .. 4k + 3), exact in
+// int32. All products first, then the groups of four: two plain loops the
+// compiler vectorizes, which the scalar path's run time is mostly spent in.
+void add_block_lanes(const BlockCodes q, const int8_t y[32], int32_t scale, LaneSums sums) {
+    int32_t products[32];
+    for (int j = 0; j < 32; ++j) products[j] = q[j] * y[j];
+    for (int k = 0; k < 8; ++k) {
+        sums[k] += scale * (products[4 * k] + products[4 * k + 1] + products[4 * k + 2] +
+                            products[4 * k + 3]);
+    }
+}
+
+// A 16-byte nibble block: low nibbles are elements 0..15, high ones 16..31.
+void unpack_nibbles(const uint8_t qs[16], BlockCodes q) {
+    for (int j = 0; j < 16; ++j) {
+        q[j] = static_cast<int8_t>(qs[j] & 0x0f);
+        q[j + 16] = static_cast<int8_t>(qs[j] >> 4);
+    }
+}
 
 float x86_order_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ4_1*>(weights);
@@ -93,8 +113,10 @@ float x86_order_dot_q4_1_q8_1(const void* weights, const void* activations, int6
     float acc[8] = {};
     float offsets = 0.0f;  // m_w * s_a, block by block
     for (int64_t i = 0; i < n / tensor::kQK; ++i) {
+        BlockCodes q;
+        unpack_nibbles(w[i].qs, q);
         LaneSums sums = {};
-        for (int j = 0; j < tensor::kQK; ++j) sums[j / 4] += nibble(w[i].qs, j) * a[i].qs[j];
+        add_block_lanes(q, a[i].qs, 1, sums);
         const float d_a = tensor::fp16_to_fp32(a[i].d);
         accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * d_a, acc);
         offsets = std::fma(tensor::fp16_to_fp32(w[i].m), tensor::fp16_to_fp32(a[i].s), offsets);
@@ -108,7 +130,7 @@ float x86_order_dot_q8_0_q8_0(const void* weights, const void* activations, int6
     float acc[8] = {};
     for (int64_t i = 0; i < n / tensor::kQK; ++i) {
         LaneSums sums = {};
-        for (int j = 0; j < tensor::kQK; ++j) sums[j / 4] += w[i].qs[j] * a[i].qs[j];
+        add_block_lanes(w[i].qs, a[i].qs, 1, sums);
         accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * tensor::fp16_to_fp32(a[i].d), acc);
     }
     return lane_tree(acc);
@@ -121,15 +143,96 @@ float x86_order_dot_q5_0_q8_0(const void* weights, const void* activations, int6
     for (int64_t i = 0; i < n / tensor::kQK; ++i) {
         uint32_t qh = 0;
         std::memcpy(&qh, w[i].qh, sizeof qh);
+        BlockCodes q;
+        unpack_nibbles(w[i].qs, q);
+        for (int j = 0; j < 32; ++j)
+            q[j] = static_cast<int8_t>((q[j] | static_cast<int>(((qh >> j) & 1u) << 4)) - 16);
         LaneSums sums = {};
-        for (int j = 0; j < tensor::kQK; ++j) {
-            const int32_t q = nibble(w[i].qs, j) | static_cast<int32_t>(((qh >> j) & 1u) << 4);
-            sums[j / 4] += (q - 16) * a[i].qs[j];
-        }
+        add_block_lanes(q, a[i].qs, 1, sums);
         accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * tensor::fp16_to_fp32(a[i].d), acc);
     }
     return lane_tree(acc);
 }
+
+// K-quants: element e of a super-block goes to lane (e % 32) / 4, as in the
+// legacy types, times its sub-block's scale (exact in int32); per super-block
+// acc[k] += (d_a * d_w) * lane k by one fma.
+//
+// Q4_K's mins take four float lanes of their own, lane k sub-blocks 2k and
+// 2k + 1 through the activations' bsums, one fma with -(d_a * dmin_w) per
+// super-block, summed as (0 + 2) + (1 + 3) and added after the lane tree.
+float x86_order_dot_q4_k_q8_k(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ4_K*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
+    float acc[8] = {};
+    float acc_mins[4] = {};
+    for (int64_t i = 0; i < n / tensor::kQKK; ++i) {
+        LaneSums sums = {};
+        int32_t min_lanes[4] = {};
+        for (int sub = 0; sub < 8; ++sub) {
+            const tensor::ScaleMin sm = tensor::k4_scale_min(w[i].scales, sub);
+            BlockCodes q;
+            tensor::q4_k_block_codes(w[i].qs, sub, q);
+            add_block_lanes(q, a[i].qs + 32 * sub, sm.scale, sums);
+            min_lanes[sub / 2] += sm.min * (a[i].bsums[2 * sub] + a[i].bsums[2 * sub + 1]);
+        }
+        const float d = a[i].d * tensor::fp16_to_fp32(w[i].d);
+        const float neg_dmin = -(a[i].d * tensor::fp16_to_fp32(w[i].dmin));
+        accumulate_block(sums, d, acc);
+        for (int k = 0; k < 4; ++k)
+            acc_mins[k] = std::fma(neg_dmin, static_cast<float>(min_lanes[k]), acc_mins[k]);
+    }
+    return lane_tree(acc) + ((acc_mins[0] + acc_mins[2]) + (acc_mins[1] + acc_mins[3]));
+}
+
+// Q6_K: the stored codes (value + 32, in [0, 63]) go into the lanes, each
+// 32-element block taking two scales of 16 (lanes 0..3 the first); the
+// 32 * scale * bsum terms come off lane k for the groups of 16 2k and 2k + 1
+// (not the groups lane k's elements are in: which int32 lane holds which part
+// fixes the float rounding).
+float x86_order_dot_q6_k_q8_k(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ6_K*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
+    float acc[8] = {};
+    for (int64_t i = 0; i < n / tensor::kQKK; ++i) {
+        const int8_t* scales = w[i].scales;
+        LaneSums sums = {};
+        for (int block = 0; block < 8; ++block) {
+            BlockCodes q;
+            tensor::q6_k_block_codes(w[i], block, q);
+            LaneSums halves = {};
+            add_block_lanes(q, a[i].qs + 32 * block, 1, halves);
+            for (int k = 0; k < 8; ++k) sums[k] += scales[2 * block + k / 4] * halves[k];
+        }
+        for (int k = 0; k < 8; ++k) {
+            sums[k] -= 32 * (scales[2 * k] * a[i].bsums[2 * k] +
+                             scales[2 * k + 1] * a[i].bsums[2 * k + 1]);
+        }
+        accumulate_block(sums, a[i].d * tensor::fp16_to_fp32(w[i].d), acc);
+    }
+    return lane_tree(acc);
+}
+
+// F16 and F32: lane k takes elements 8m + k by fma, the lane tree sums them,
+// then the tail adds in order (F16: a product of two halves is exact in float,
+// so the tail's multiply-add rounds once either way; F32: one fma, as the
+// SIMD paths' tail).
+template <typename Element, float (*kToFloat)(Element)>
+float x86_order_dot_floats(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const Element*>(weights);
+    const auto* a = static_cast<const Element*>(activations);
+    float acc[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int k = 0; k < 8; ++k)
+            acc[k] = std::fma(kToFloat(w[i + k]), kToFloat(a[i + k]), acc[k]);
+    }
+    float sum = lane_tree(acc);
+    for (; i < n; ++i) sum = std::fma(kToFloat(w[i]), kToFloat(a[i]), sum);
+    return sum;
+}
+
+float as_float(float x) { return x; }
 
 template <DType kType>
 void install_one(CpuKernels& k) {
@@ -141,6 +244,13 @@ void install_one(CpuKernels& k) {
     if constexpr (kType == DType::Q4_1) k.vec_dot_by_weight[slot] = x86_order_dot_q4_1_q8_1;
     if constexpr (kType == DType::Q8_0) k.vec_dot_by_weight[slot] = x86_order_dot_q8_0_q8_0;
     if constexpr (kType == DType::Q5_0) k.vec_dot_by_weight[slot] = x86_order_dot_q5_0_q8_0;
+    if constexpr (kType == DType::Q4_K) k.vec_dot_by_weight[slot] = x86_order_dot_q4_k_q8_k;
+    if constexpr (kType == DType::Q6_K) k.vec_dot_by_weight[slot] = x86_order_dot_q6_k_q8_k;
+    if constexpr (kType == DType::F16) {
+        k.vec_dot_by_weight[slot] = x86_order_dot_floats<uint16_t, tensor::fp16_to_fp32>;
+    }
+    if constexpr (kType == DType::F32)
+        k.vec_dot_by_weight[slot] = x86_order_dot_floats<float, as_float>;
 }
 
 template <DType... kTypes>
