@@ -14,7 +14,6 @@ Needs llama-cpp-python (its llama_model_quantize is llama-quantize's code), or
 """
 
 import argparse
-import hashlib
 import os
 import statistics
 import subprocess
@@ -26,14 +25,6 @@ from pathlib import Path
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from goldens import quantize_goldens  # noqa: E402  (llama-quantize through the oracle)
-
-
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def llama_quantize(src, dst, type_name, threads, allow_requantize=False):
@@ -76,7 +67,8 @@ def main():
             times["llama.cpp"].append(llama_quantize(args.input, theirs, args.type, args.threads))
             times["ladder"].append(ladder_quantize(args.ladder, args.input, ours, args.type,
                                                    args.threads))
-        identical = sha256_of(ours) == sha256_of(theirs)
+        identical = (quantize_goldens.sha256_of(Path(ours)) ==
+                     quantize_goldens.sha256_of(Path(theirs)))
     for name, values in times.items():
         print(f"{name:10s} {args.type} -t {args.threads}: median {statistics.median(values):.2f} s"
               f" ({', '.join(f'{v:.2f}' for v in values)})")

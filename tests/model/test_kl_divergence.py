@@ -7,12 +7,11 @@ the two models' saved log-probabilities."""
 import math
 import os
 import struct
-import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_ladder, run_ladder_json
+from conftest import ROOT, run_ladder, run_ladder_failing, run_ladder_json
 
 TEXT = os.path.join(ROOT, "tests", "data", "inputs", "perplexity_gpl3.txt")
 CTX = 64
@@ -112,25 +111,16 @@ def test_statistics_match_an_independent_computation(ladder_bin, default_model, 
     assert percentiles["min"] <= percentiles["median"] <= percentiles["max"]
 
 
-def run_failing(ladder_bin, *args):
-    result = subprocess.run([ladder_bin, *map(str, args)], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode != 0, f"ladder {' '.join(map(str, args))} should have failed"
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, f"expected a one-line error, got: {result.stderr!r}"
-    return lines[0]
-
-
 def test_bad_use_is_a_one_line_error(ladder_bin, default_model, short_text, tmp_path):
-    assert "--kl-divergence-base" in run_failing(ladder_bin, "perplexity", "-m", default_model,
+    assert "--kl-divergence-base" in run_ladder_failing(ladder_bin, "perplexity", "-m", default_model,
                                                  "--kl-divergence")
     bogus = tmp_path / "bogus.kld"
     bogus.write_bytes(b"not a file of log-probabilities")
-    assert "bogus.kld" in run_failing(ladder_bin, "perplexity", "-m", default_model,
+    assert "bogus.kld" in run_ladder_failing(ladder_bin, "perplexity", "-m", default_model,
                                       "--kl-divergence-base", bogus, "--kl-divergence")
     base_path = tmp_path / "base.kld"
     save_base(ladder_bin, default_model, short_text, base_path)
-    assert "-f" in run_failing(ladder_bin, "perplexity", "-m", default_model, "-f", short_text,
+    assert "-f" in run_ladder_failing(ladder_bin, "perplexity", "-m", default_model, "-f", short_text,
                                "--kl-divergence-base", base_path, "--kl-divergence")
-    assert "--ctx 128" in run_failing(ladder_bin, "perplexity", "-m", default_model, "-c", "128",
+    assert "--ctx 128" in run_ladder_failing(ladder_bin, "perplexity", "-m", default_model, "-c", "128",
                                       "--kl-divergence-base", base_path, "--kl-divergence")

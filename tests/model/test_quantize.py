@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import DEFAULT_MODEL, ROOT
+from conftest import DEFAULT_MODEL, ROOT, run_ladder_failing
 
 DATA = os.path.join(ROOT, "tests", "data", "quantize")
 GOLDENS_PATH = os.path.join(DATA, "quantize_goldens.json")
@@ -122,15 +122,6 @@ def test_real_model_quantized_from_f16_is_byte_identical(ladder_bin, smollm2_f16
 TINY = os.path.join(DATA, "tiny-llama.f32.gguf")
 
 
-def run_failing(ladder_bin, *args):
-    result = subprocess.run([ladder_bin, *map(str, args)], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode != 0, f"ladder {' '.join(map(str, args))} should have failed"
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, f"expected a one-line error, got: {result.stderr!r}"
-    return lines[0]
-
-
 def test_summary_gives_sizes_bits_per_weight_and_time(ladder_bin, tmp_path):
     out = quantize(ladder_bin, TINY, tmp_path / "q.gguf", "Q4_K_M").stdout
     assert "Q4_K_M" in out and " s (" in out, out
@@ -149,7 +140,7 @@ def test_requantizing_needs_the_flag_and_warns(ladder_bin, tmp_path):
     q4 = tmp_path / "q4.gguf"
     quantize(ladder_bin, TINY, q4, "Q4_K_M")
     refused = tmp_path / "refused.gguf"
-    message = run_failing(ladder_bin, "quantize", q4, refused, "Q8_0")
+    message = run_ladder_failing(ladder_bin, "quantize", q4, refused, "Q8_0")
     assert "--allow-requantize" in message, message
     assert not refused.exists()
     result = quantize(ladder_bin, q4, tmp_path / "q8.gguf", "Q8_0", {"allow_requantize": True})
@@ -165,7 +156,7 @@ def test_malformed_input_is_one_line_and_writes_nothing(ladder_bin, tmp_path):
     truncated = tmp_path / "truncated.gguf"
     with open(TINY, "rb") as f:
         truncated.write_bytes(f.read(3000))
-    message = run_failing(ladder_bin, "quantize", truncated, tmp_path / "out.gguf", "Q8_0")
+    message = run_ladder_failing(ladder_bin, "quantize", truncated, tmp_path / "out.gguf", "Q8_0")
     assert "truncated.gguf" in message, message
     no_leftovers(tmp_path, ["truncated.gguf"])
 
@@ -178,20 +169,20 @@ def test_nan_in_a_weight_is_refused_and_writes_nothing(ladder_bin, tmp_path):
         data[offset:offset + 4] = struct.pack("<f", float("nan"))
     poisoned = tmp_path / "nan.gguf"
     poisoned.write_bytes(bytes(data))
-    message = run_failing(ladder_bin, "quantize", poisoned, tmp_path / "out.gguf", "Q4_0")
+    message = run_ladder_failing(ladder_bin, "quantize", poisoned, tmp_path / "out.gguf", "Q4_0")
     assert "NaN or infinity" in message and "blk.1.attn_k.weight" in message, message
     no_leftovers(tmp_path, ["nan.gguf"])
 
 
 def test_bad_arguments_are_one_line(ladder_bin, tmp_path):
-    assert "Q4_K_M" in run_failing(ladder_bin, "quantize", TINY, tmp_path / "o.gguf", "Q9_9")
-    assert "does not exist" in run_failing(ladder_bin, "quantize", tmp_path / "missing.gguf",
+    assert "Q4_K_M" in run_ladder_failing(ladder_bin, "quantize", TINY, tmp_path / "o.gguf", "Q9_9")
+    assert "does not exist" in run_ladder_failing(ladder_bin, "quantize", tmp_path / "missing.gguf",
                                            tmp_path / "o.gguf", "Q8_0")
-    assert "is the input" in run_failing(ladder_bin, "quantize", TINY, TINY, "Q8_0")
-    message = run_failing(ladder_bin, "quantize", TINY, tmp_path / "o.gguf", "Q8_0",
+    assert "is the input" in run_ladder_failing(ladder_bin, "quantize", TINY, TINY, "Q8_0")
+    message = run_ladder_failing(ladder_bin, "quantize", TINY, tmp_path / "o.gguf", "Q8_0",
                           "--token-embedding-type", "q4_k")  # its rows are 96 long
     assert "token_embd.weight" in message and "256" in message, message
-    assert "cannot write" in run_failing(ladder_bin, "quantize", TINY,
+    assert "cannot write" in run_ladder_failing(ladder_bin, "quantize", TINY,
                                          tmp_path / "no" / "o.gguf", "Q8_0")
     no_leftovers(tmp_path, [])
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace ladder::tensor {
 
@@ -16,8 +17,9 @@ constexpr float kGroupMaxEps = 1e-15f;
 
 int clamp_code(int l, int lo, int hi) { return std::max(lo, std::min(hi, l)); }
 
-// The value of largest magnitude, sign kept; the first wins ties.
-float signed_absmax(int n, const float* x, float* amax_out) {
+// The value of largest magnitude, sign kept (the first wins ties); nullopt,
+// with every code 0, for a block of (near) zeros.
+std::optional<float> signed_absmax_or_zero(int n, const float* x, int8_t* codes) {
     float max = 0.0f;
     float amax = 0.0f;
     for (int i = 0; i < n; ++i) {
@@ -27,19 +29,17 @@ float signed_absmax(int n, const float* x, float* amax_out) {
             max = x[i];
         }
     }
-    *amax_out = amax;
-    return max;
+    if (amax >= kGroupMaxEps) return max;
+    std::fill(codes, codes + n, int8_t{0});
+    return std::nullopt;
 }
 
 }  // namespace
 
 float symmetric_scale_weighted_by_square(int n, int nmax, const float* x, int8_t* codes) {
-    float amax = 0.0f;
-    const float max = signed_absmax(n, x, &amax);
-    if (amax < kGroupMaxEps) {
-        std::fill(codes, codes + n, int8_t{0});
-        return 0.0f;
-    }
+    const std::optional<float> block_max = signed_absmax_or_zero(n, x, codes);
+    if (!block_max) return 0.0f;
+    const float max = *block_max;
     const auto code_at = [&](float iscale, int i) {
         return clamp_code(nearest_int(iscale * x[i]), -nmax, nmax - 1);
     };
@@ -77,12 +77,9 @@ float symmetric_scale_weighted_by_square(int n, int nmax, const float* x, int8_t
 }
 
 float symmetric_scale_by_descent(int n, int nmax, const float* x, int8_t* codes) {
-    float amax = 0.0f;
-    const float max = signed_absmax(n, x, &amax);
-    if (amax < kGroupMaxEps) {
-        std::fill(codes, codes + n, int8_t{0});
-        return 0.0f;
-    }
+    const std::optional<float> block_max = signed_absmax_or_zero(n, x, codes);
+    if (!block_max) return 0.0f;
+    const float max = *block_max;
     const float iscale = static_cast<float>(-nmax) / max;
     float sumlx = 0.0f;
     float suml2 = 0.0f;

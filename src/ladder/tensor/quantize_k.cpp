@@ -56,13 +56,9 @@ void unpack_scale_min(const uint8_t scales[kKScaleBytes], int j, uint8_t* ls, ui
 // Q4_K and Q5_K share everything but the code range and the search's
 // parameters: per sub-block of 32, weights av_x + |x| (av_x the RMS), a
 // scale-and-min search, then six-bit scales and mins against the largest.
-struct KScaleMinBlock {
-    uint16_t d;
-    uint16_t dmin;
-    uint8_t scales[kKScaleBytes];
-};
-
-void encode_scale_min_block(const float* x, int nmax, float rmin, int nstep, KScaleMinBlock& out,
+// Fills the block's d, dmin and scales, and the codes.
+template <typename Block>
+void encode_scale_min_block(const float* x, int nmax, float rmin, int nstep, Block& out,
                             uint8_t codes[kQKK]) {
     float mins[kSub32];
     float scales[kSub32];
@@ -225,11 +221,7 @@ void quantize_q4_k(const float* src, BlockQ4_K* blocks, int64_t n_blocks) {
     for (int64_t i = 0; i < n_blocks; ++i, src += kQKK) {
         BlockQ4_K& y = blocks[i];
         uint8_t codes[kQKK];
-        KScaleMinBlock head{};
-        encode_scale_min_block(src, 15, -1.0f, 20, head, codes);
-        y.d = head.d;
-        y.dmin = head.dmin;
-        std::memcpy(y.scales, head.scales, sizeof y.scales);
+        encode_scale_min_block(src, 15, -1.0f, 20, y, codes);
         // Each 32 bytes hold 64 elements: the first 32 in the low nibbles.
         for (int j = 0; j < kQKK; j += 64) {
             for (int l = 0; l < 32; ++l) {
@@ -243,11 +235,7 @@ void quantize_q5_k(const float* src, BlockQ5_K* blocks, int64_t n_blocks) {
     for (int64_t i = 0; i < n_blocks; ++i, src += kQKK) {
         BlockQ5_K& y = blocks[i];
         uint8_t codes[kQKK];
-        KScaleMinBlock head{};
-        encode_scale_min_block(src, 31, -0.5f, 15, head, codes);
-        y.d = head.d;
-        y.dmin = head.dmin;
-        std::memcpy(y.scales, head.scales, sizeof y.scales);
+        encode_scale_min_block(src, 31, -0.5f, 15, y, codes);
         // Low nibbles as Q4_K; the fifth bit of element e is bit e / 32 of qh[e % 32].
         std::memset(y.qh, 0, sizeof y.qh);
         for (int j = 0; j < kQKK; j += 64) {
