@@ -43,3 +43,13 @@ def run_ladder(ladder_bin, *args, timeout=600):
 
 def run_ladder_json(ladder_bin, *args, timeout=600):
     return json.loads(run_ladder(ladder_bin, *args, timeout=timeout))
+
+
+def run_ladder_failing(ladder_bin, *args, timeout=120):
+    """Runs ladder expecting a failure with a one-line error; returns that line."""
+    result = subprocess.run([ladder_bin, *map(str, args)], capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode != 0, f"ladder {' '.join(map(str, args))} should have failed"
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected a one-line error, got: {result.stderr!r}"
+    return lines[0]

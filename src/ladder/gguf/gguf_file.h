@@ -109,6 +109,8 @@ public:
     std::span<const uint8_t> bytes() const { return bytes_; }
 
     const std::map<std::string, Value>& metadata() const { return metadata_; }
+    // The keys in the order the file stores them (a copy of a file keeps it).
+    const std::vector<std::string>& metadata_keys() const { return metadata_keys_; }
     const Value* find(const std::string& key) const;
     // Typed lookups: nullopt when absent; InputError when present with the wrong type.
     std::optional<int64_t> get_int(const std::string& key) const;
@@ -135,6 +137,7 @@ private:
     uint64_t alignment_ = kDefaultAlignment;
     uint64_t data_offset_bytes_ = 0;
     std::map<std::string, Value> metadata_;
+    std::vector<std::string> metadata_keys_;
     std::vector<TensorInfo> tensors_;
     std::map<std::string, size_t> tensor_index_;
 

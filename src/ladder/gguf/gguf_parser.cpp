@@ -111,6 +111,7 @@ void GgufParser::parse_metadata(uint64_t n_kv) {
         Value value = parse_value(type, 0);
         const auto [it, inserted] = file_.metadata_.try_emplace(std::string(key), std::move(value));
         if (!inserted) fail("metadata key '{}' appears twice", printable(key));
+        file_.metadata_keys_.push_back(it->first);
     }
 }
 

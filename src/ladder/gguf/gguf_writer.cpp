@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <limits>
-#include <memory>
 
+#include "ladder/util/atomic_file.h"
 #include "ladder/util/check.h"
 #include "ladder/util/error.h"
 
@@ -143,8 +141,8 @@ void GgufWriter::set_alignment(uint64_t alignment) {
     set("general.alignment", Value::uint32(static_cast<uint32_t>(alignment)));
 }
 
-void GgufWriter::add_tensor(const std::string& name, tensor::DType dtype,
-                            std::vector<int64_t> shape, std::span<const uint8_t> data) {
+uint64_t GgufWriter::checked_size_bytes(const std::string& name, tensor::DType dtype,
+                                        const std::vector<int64_t>& shape) const {
     LADDER_CHECK(!name.empty(), "tensor names must not be empty");
     LADDER_CHECK(!tensor_index_.contains(name), "tensor added twice");
     LADDER_CHECK(!shape.empty() && shape.size() <= kMaxDims, "tensors have 1 to 4 dimensions");
@@ -156,9 +154,15 @@ void GgufWriter::add_tensor(const std::string& name, tensor::DType dtype,
     const auto row = tensor::row_bytes(dtype, shape[0]);
     LADDER_CHECK(row.has_value(), "tensor rows must be whole blocks of its type");
     const uint64_t n_rows = shape[0] == 0 ? 0 : static_cast<uint64_t>(n_elements / shape[0]);
-    LADDER_CHECK(data.size() == *row * n_rows, "tensor data size does not match its shape");
+    return *row * n_rows;
+}
+
+void GgufWriter::add_tensor(const std::string& name, tensor::DType dtype,
+                            std::vector<int64_t> shape, std::span<const uint8_t> data) {
+    const uint64_t size_bytes = checked_size_bytes(name, dtype, shape);
+    LADDER_CHECK(data.size() == size_bytes, "tensor data size does not match its shape");
     tensor_index_.emplace(name, tensors_.size());
-    tensors_.push_back(PendingTensor{name, dtype, std::move(shape), {}, data});
+    tensors_.push_back(PendingTensor{name, dtype, std::move(shape), size_bytes, false, {}, data});
 }
 
 void GgufWriter::add_tensor(const std::string& name, tensor::DType dtype,
@@ -170,12 +174,24 @@ void GgufWriter::add_tensor(const std::string& name, tensor::DType dtype,
     tensors_.back().view = {};
 }
 
+void GgufWriter::declare_tensor(const std::string& name, tensor::DType dtype,
+                                std::vector<int64_t> shape) {
+    const uint64_t size_bytes = checked_size_bytes(name, dtype, shape);
+    tensor_index_.emplace(name, tensors_.size());
+    tensors_.push_back(PendingTensor{name, dtype, std::move(shape), size_bytes, true, {}, {}});
+}
+
+uint64_t GgufWriter::tensor_size_bytes(size_t index) const {
+    LADDER_CHECK(index < tensors_.size(), "tensor index out of range");
+    return tensors_[index].size_bytes;
+}
+
 std::vector<uint64_t> GgufWriter::tensor_offsets() const {
     std::vector<uint64_t> offsets;
     uint64_t offset = 0;
     for (const PendingTensor& t : tensors_) {
         offsets.push_back(offset);
-        offset = align_up(offset + t.data().size(), alignment_);
+        offset = align_up(offset + t.size_bytes, alignment_);
     }
     return offsets;
 }
@@ -210,8 +226,9 @@ std::vector<uint8_t> GgufWriter::serialize() const {
     const size_t data_start = out.size();
     const std::vector<uint64_t> offsets = tensor_offsets();
     for (size_t i = 0; i < tensors_.size(); ++i) {
+        LADDER_CHECK(!tensors_[i].declared, "serialize needs every tensor's data");
         const auto data = tensors_[i].data();
-        out.resize(data_start + offsets[i] + data.size(), 0);
+        out.resize(data_start + align_up(offsets[i] + data.size(), alignment_), 0);
         if (!data.empty())
             std::memcpy(out.data() + data_start + offsets[i], data.data(), data.size());
     }
@@ -219,31 +236,30 @@ std::vector<uint8_t> GgufWriter::serialize() const {
 }
 
 void GgufWriter::write_file(const std::string& path) const {
-    const auto close = [](std::FILE* f) { std::fclose(f); };
-    std::unique_ptr<std::FILE, decltype(close)> file(std::fopen(path.c_str(), "wb"), close);
-    if (!file) util::fail("cannot write '{}': {}", path, std::strerror(errno));
-    const auto write = [&](const uint8_t* data, size_t n_bytes) {
-        if (n_bytes > 0 && std::fwrite(data, 1, n_bytes, file.get()) != n_bytes) {
-            util::fail("cannot write '{}': {}", path, std::strerror(errno));
-        }
-    };
+    write_file(path, [this](size_t index, const TensorSink& sink) {
+        LADDER_CHECK(!tensors_[index].declared, "a declared tensor needs a TensorSource");
+        sink(tensors_[index].data());
+    });
+}
+
+void GgufWriter::write_file(const std::string& path, const TensorSource& source) const {
+    util::AtomicFile file(path);
     const std::vector<uint8_t> header = serialize_header();
-    write(header.data(), header.size());
-    const std::vector<uint64_t> offsets = tensor_offsets();
-    const std::vector<uint8_t> zeros(4096, 0);
-    uint64_t written = 0;  // bytes of the data section so far
+    file.write(header.data(), header.size());
+    const std::vector<uint8_t> zeros(alignment_, 0);
     for (size_t i = 0; i < tensors_.size(); ++i) {
-        for (uint64_t gap = offsets[i] - written; gap > 0;) {
-            const size_t n_bytes = std::min<uint64_t>(gap, zeros.size());
-            write(zeros.data(), n_bytes);
-            gap -= n_bytes;
-        }
-        const auto data = tensors_[i].data();
-        write(data.data(), data.size());
-        written = offsets[i] + data.size();
+        uint64_t written = 0;
+        source(i, [&](std::span<const uint8_t> bytes) {
+            LADDER_CHECK(written + bytes.size() <= tensors_[i].size_bytes,
+                         "a TensorSource wrote more than its tensor's bytes");
+            file.write(bytes.data(), bytes.size());
+            written += bytes.size();
+        });
+        LADDER_CHECK(written == tensors_[i].size_bytes,
+                     "a TensorSource wrote fewer than its tensor's bytes");
+        file.write(zeros.data(), align_up(written, alignment_) - written);
     }
-    if (std::fflush(file.get()) != 0)
-        util::fail("cannot write '{}': {}", path, std::strerror(errno));
+    file.commit();
 }
 
 }  // namespace ladder::gguf

@@ -20,6 +20,14 @@ void dequantize_q8_k(const BlockQ8_K* blocks, float* dst, int64_t n_blocks);
 // d = 0, zero codes and zero bsums (ggml leaves its bsums unwritten there).
 void quantize_q8_k(const float* src, BlockQ8_K* blocks, int64_t n_blocks);
 
+// ggml's quantize_row_q*_K_ref, bit for bit (src must be finite): what
+// llama-quantize writes for these types without an importance matrix.
+void quantize_q2_k(const float* src, BlockQ2_K* blocks, int64_t n_blocks);
+void quantize_q3_k(const float* src, BlockQ3_K* blocks, int64_t n_blocks);
+void quantize_q4_k(const float* src, BlockQ4_K* blocks, int64_t n_blocks);
+void quantize_q5_k(const float* src, BlockQ5_K* blocks, int64_t n_blocks);
+void quantize_q6_k(const float* src, BlockQ6_K* blocks, int64_t n_blocks);
+
 // Per super-block: the weighted sum of integer sub-block dot products is exact
 // in int32 (as are the mins, folded in through the activations' bsums); it is
 // then scaled once and added to a float accumulator, super-blocks in order.

@@ -69,6 +69,11 @@ bool can_quantize(DType dtype) {
         case DType::Q5_1:
         case DType::Q8_0:
         case DType::Q8_1:
+        case DType::Q2_K:
+        case DType::Q3_K:
+        case DType::Q4_K:
+        case DType::Q5_K:
+        case DType::Q6_K:
         case DType::Q8_K:
             return true;
         default:
@@ -142,6 +147,16 @@ void quantize_row(DType dtype, const float* src, void* dst, int64_t n) {
         case DType::Q5_1: return quantize_q5_1(src, as_mut<BlockQ5_1>(dst), nb);
         case DType::Q8_0: return quantize_q8_0(src, as_mut<BlockQ8_0>(dst), nb);
         case DType::Q8_1: return quantize_q8_1(src, as_mut<BlockQ8_1>(dst), nb);
+        case DType::Q2_K:
+            return quantize_q2_k(src, as_mut<BlockQ2_K>(dst), nb);
+        case DType::Q3_K:
+            return quantize_q3_k(src, as_mut<BlockQ3_K>(dst), nb);
+        case DType::Q4_K:
+            return quantize_q4_k(src, as_mut<BlockQ4_K>(dst), nb);
+        case DType::Q5_K:
+            return quantize_q5_k(src, as_mut<BlockQ5_K>(dst), nb);
+        case DType::Q6_K:
+            return quantize_q6_k(src, as_mut<BlockQ6_K>(dst), nb);
         case DType::Q8_K: return quantize_q8_k(src, as_mut<BlockQ8_K>(dst), nb);
         default: break;
     }

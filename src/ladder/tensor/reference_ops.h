@@ -14,7 +14,7 @@ namespace ladder::tensor {
 // edge with a clear message instead of hitting the checks below.
 // dequantize: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K.
 bool can_dequantize(DType dtype);
-// quantize: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q8_K.
+// quantize: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K..Q6_K, Q8_K.
 bool can_quantize(DType dtype);
 // vec_dot weight types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K.
 bool can_vec_dot(DType weight_type);

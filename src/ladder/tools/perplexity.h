@@ -1,12 +1,16 @@
 // Perplexity of a model over a text, computed the way llama.cpp's perplexity
 // tool does so the two numbers can be compared: windows of ctx tokens, BOS in
 // the first slot when the model adds one, only the second half of each window
-// scored (every scored token has at least ctx/2 tokens of context).
+// scored (every scored token has at least ctx/2 tokens of context). It can
+// also save the model's log-probabilities at every scored position, the
+// reference a quantized model is compared with (kl_divergence.h).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "ladder/engine/model_bundle.h"
 
@@ -18,18 +22,35 @@ namespace ladder::tools {
 
 struct PerplexityResult {
     int32_t ctx = 0;
-    int64_t n_tokens = 0;   // tokens in the text
-    int32_t n_chunks = 0;   // whole windows scored
-    int64_t n_scored = 0;   // tokens scored
+    int64_t n_tokens = 0;  // tokens in the text
+    int32_t n_chunks = 0;  // whole windows scored
+    int64_t n_scored = 0;  // tokens scored
     double perplexity = 0.0;
     double mean_nll = 0.0;  // mean negative log-likelihood, nats
     double seconds = 0.0;
 };
 
 // progress(chunk_done, n_chunks, running_perplexity) after each window.
-// Throws util::InputError when the text is shorter than one window.
+using PerplexityProgress = std::function<void(int32_t, int32_t, double)>;
+
+// Throws util::InputError when the text is shorter than one window. With
+// save_log_probs_path, also writes the log-probability file (logits_file.h)
+// that --kl-divergence compares against.
 PerplexityResult compute_perplexity(const engine::ModelBundle& bundle, const std::string& text,
                                     int32_t ctx, util::ThreadPool& pool,
-                                    const std::function<void(int32_t, int32_t, double)>& progress);
+                                    const PerplexityProgress& progress,
+                                    const std::string& save_log_probs_path = "");
+
+// The first position of a window of ctx tokens that is scored.
+inline int32_t first_scored_position(int32_t ctx) { return ctx / 2; }
+
+// Computes windows [0, n_chunks) of ctx consecutive tokens each, the first
+// token of each replaced by BOS when the model adds one, and hands each to
+// visit with the logits of all its positions [ctx, vocab_size].
+using WindowVisitor = std::function<void(int32_t chunk, std::span<const int32_t> window,
+                                         const std::vector<float>& logits)>;
+void for_each_window(const engine::ModelBundle& bundle, std::span<const int32_t> tokens,
+                     int32_t ctx, int32_t n_chunks, util::ThreadPool& pool,
+                     const WindowVisitor& visit);
 
 }  // namespace ladder::tools

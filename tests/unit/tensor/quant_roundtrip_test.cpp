@@ -151,7 +151,8 @@ TEST(ReferenceOps, reports_which_types_it_implements) {
     EXPECT_TRUE(can_dequantize(DType::Q6_K));
     EXPECT_FALSE(can_dequantize(DType::I32));
     EXPECT_TRUE(can_quantize(DType::Q8_K));
-    EXPECT_FALSE(can_quantize(DType::Q4_K));  // K-quant quantization is not implemented
+    EXPECT_TRUE(can_quantize(DType::Q4_K));
+    EXPECT_FALSE(can_quantize(DType::I32));
     EXPECT_TRUE(can_vec_dot(DType::Q4_1));
     EXPECT_FALSE(can_vec_dot(DType::Q8_1));   // an activation type, never a weight
     for (const DType w : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1,
