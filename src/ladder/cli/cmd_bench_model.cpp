@@ -17,6 +17,8 @@
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/model/model.h"
 #include "ladder/tools/bench_model.h"
+#include "ladder/tools/decode_traffic.h"
+#include "ladder/tools/fit_model.h"
 #include "ladder/tools/machine_info.h"
 #include "ladder/tools/model_traffic.h"
 #include "ladder/tools/report_format.h"
@@ -36,6 +38,7 @@ struct BenchModelOptions {
     int n_threads = 1;
     tools::ModelBenchOptions bench;
     bool json = false;
+    model::AttentionPath attention = model::kDefaultAttentionPath;
 };
 
 // Everything one run measured, shared by both outputs.
@@ -43,8 +46,10 @@ struct BenchRun {
     std::string model_path;
     std::string model_type;  // "llama 135M Q4_1", as llama-bench names models
     std::string cpu_path;
+    std::string attention;  // "fast" or "exact"
     int n_threads = 0;
     tools::ModelTraffic traffic;
+    tools::FitModel shape;  // the KV cache's layers, for the bytes attention reads
     tools::MemoryBandwidth bandwidth;  // DRAM: a buffer far past the last-level cache
     // A buffer the size of the weights a token reads: where the last-level
     // cache is larger than the model, decode can beat the DRAM ceiling.
@@ -67,22 +72,38 @@ double mixed_peak(const BenchRun& run, const tools::ModelBenchTest& test) {
     return tools::mixed_peak_ops_per_second(run.traffic, run.peaks, output_runs);
 }
 
-// Generation reads every weight per token; a prompt pass is arithmetic.
+// KV bytes the test's average token reads: token i of a test at depth d sees
+// d + i positions (itself included), as `ladder roofline -c` counts them.
+double kv_bytes_per_token(const BenchRun& run, const tools::ModelBenchTest& test) {
+    double sum = 0.0;
+    const int32_t n_tokens = test.n_tokens();
+    for (int32_t i = 1; i <= n_tokens; ++i) {
+        sum += tools::decode_traffic(run.traffic, run.shape, int64_t{test.n_depth} + i)
+                   .kv_bytes_per_token;
+    }
+    return sum / n_tokens;
+}
+
+// What a generated token reads: every weight, and its KV cache.
+double bytes_per_token(const BenchRun& run, const tools::ModelBenchTest& test) {
+    return static_cast<double>(run.traffic.decode_bytes_per_token) + kv_bytes_per_token(run, test);
+}
+
+// Generation reads every weight and its context's KV per token; a prompt pass
+// is arithmetic (its ceiling counts the matrix products, not attention).
 double ceiling_tokens_per_second(const BenchRun& run, const tools::ModelBenchTest& test) {
     if (is_generation(test)) {
-        return tools::memory_ceiling_tokens_per_second(
-            static_cast<double>(run.traffic.decode_bytes_per_token),
-            run.bandwidth.bytes_per_second);
+        return tools::memory_ceiling_tokens_per_second(bytes_per_token(run, test),
+                                                       run.bandwidth.bytes_per_second);
     }
     return tools::compute_ceiling_tokens_per_second(ops_per_token(run, test),
                                                     mixed_peak(run, test));
 }
 
 // tg's ceiling at the model-sized buffer's read rate.
-double cached_ceiling_tokens_per_second(const BenchRun& run) {
-    return tools::memory_ceiling_tokens_per_second(
-        static_cast<double>(run.traffic.decode_bytes_per_token),
-        run.model_sized_bandwidth.bytes_per_second);
+double cached_ceiling_tokens_per_second(const BenchRun& run, const tools::ModelBenchTest& test) {
+    return tools::memory_ceiling_tokens_per_second(bytes_per_token(run, test),
+                                                   run.model_sized_bandwidth.bytes_per_second);
 }
 
 json kernel_peaks_json(const BenchRun& run) {
@@ -126,7 +147,7 @@ json test_record(const BenchRun& run, const tools::ModelBenchTest& test, const s
         {"use_mmap", true},
         {"n_prompt", test.n_prompt},
         {"n_gen", test.n_gen},
-        {"n_depth", 0},
+        {"n_depth", test.n_depth},
         {"test_time", time},
         {"avg_ns", static_cast<int64_t>(ns.mean)},
         {"stddev_ns", static_cast<int64_t>(ns.stddev)},
@@ -136,13 +157,18 @@ json test_record(const BenchRun& run, const tools::ModelBenchTest& test, const s
         {"samples_ts", samples_ts},
         // ladder's own: what bounds this test on this machine, and how close it came.
         {"cpu_path", run.cpu_path},
+        {"attention", run.attention},
         {"ceiling_bound", is_generation(test) ? "memory_bandwidth" : "kernel_peak"},
         {"ceiling_ts", ceiling},
         {"ceiling_pct", 100.0 * ts.mean / ceiling},
-        {"bytes_per_token", run.traffic.decode_bytes_per_token},
+        {"bytes_per_token", is_generation(test)
+                                ? static_cast<int64_t>(bytes_per_token(run, test))
+                                : static_cast<int64_t>(run.traffic.decode_bytes_per_token)},
+        {"weight_bytes_per_token", run.traffic.decode_bytes_per_token},
+        {"kv_bytes_per_token", static_cast<int64_t>(kv_bytes_per_token(run, test))},
         {"bandwidth_gbs", run.bandwidth.bytes_per_second / 1e9},
         {"model_sized_bandwidth_gbs", run.model_sized_bandwidth.bytes_per_second / 1e9},
-        {"cached_ceiling_ts", cached_ceiling_tokens_per_second(run)},
+        {"cached_ceiling_ts", cached_ceiling_tokens_per_second(run, test)},
         {"ops_per_token", ops_per_token(run, test)},
         {"peak_gops", mixed_peak(run, test) / 1e9},
         {"kernel_peaks_gops", kernel_peaks_json(run)},
@@ -159,7 +185,8 @@ void print_json(const BenchRun& run) {
 void print_table(const BenchRun& run) {
     const std::vector<TableColumn> columns = {
         {"model", 22, false},   {"size", 10, true},        {"params", 10, true},
-        {"cpu_path", 8, false}, {"threads", 7, true},      {"test", 7, true},
+        {"cpu_path", 8, false}, {"attention", 9, false},   {"threads", 7, true},
+        {"test", 13, true},
         {"t/s", 16, true},      {"ceiling t/s", 11, true}, {"% ceil", 7, true},
     };
     fmt::print("{}", markdown_header(columns));
@@ -171,6 +198,7 @@ void print_table(const BenchRun& run) {
             tools::format_bytes(run.traffic.model_bytes),
             fmt::format("{:.2f} M", static_cast<double>(run.traffic.n_params) / 1e6),
             run.cpu_path,
+            run.attention,
             std::to_string(run.n_threads),
             test.name(),
             fmt::format("{:.2f} ± {:.2f}", ts.mean, ts.stddev),
@@ -184,9 +212,12 @@ void print_table(const BenchRun& run) {
         const double ceiling = ceiling_tokens_per_second(run, test);
         if (is_generation(test)) {
             const double mb = static_cast<double>(run.traffic.decode_bytes_per_token) / 1e6;
-            fmt::print("{} ceiling: {:.1f} MB of weights read per token at {} = {:.1f} t/s\n",
-                       test.name(), mb, describe(run.bandwidth), ceiling);
-            const double cached = cached_ceiling_tokens_per_second(run);
+            fmt::print(
+                "{} ceiling: {:.1f} MB of weights + {:.1f} MB of KV cache read per token at {} = "
+                "{:.1f} t/s\n",
+                test.name(), mb, kv_bytes_per_token(run, test) / 1e6, describe(run.bandwidth),
+                ceiling);
+            const double cached = cached_ceiling_tokens_per_second(run, test);
             const double mean = tools::sample_stats(test.samples_tokens_per_second()).mean;
             fmt::print(
                 "{} at a model-sized buffer's read rate ({:.1f} GB/s over {}; the last-level "
@@ -210,13 +241,16 @@ void run_bench_model(const BenchModelOptions& options) {
     const std::string path = resolve_model_path(options.model_path);
     const auto file = gguf::GgufFile::open(path);
     const auto model = model::load_model(*file);
+    model->set_attention_path(options.attention);
     tools::validate_model_bench_options(options.bench, model->config().context_length);
 
     BenchRun run;
     run.model_path = path;
     run.cpu_path = cpu_path;
+    run.attention = std::string(model::attention_path_name(options.attention));
     run.n_threads = options.n_threads;
     run.traffic = tools::model_traffic(file->tensors());
+    run.shape = tools::fit_model_from_gguf(*file);
     run.model_type = model_type(*file, *model, run.traffic);
     util::ThreadPool pool(options.n_threads);
     // The machine first: the bandwidth pass evicts every cache, and the
@@ -244,6 +278,7 @@ void add_bench_model_command(CLI::App& app) {
                                            "llama-bench, against the machine's ceilings");
     add_model_option(*command, options->model_path);
     add_threads_option(*command, options->n_threads);
+    add_attention_option(*command, options->attention);
     command
         ->add_option("-p,--n-prompt", options->bench.n_prompt,
                      "prompt tokens processed in one pass (0: skip the pp test)")
@@ -253,6 +288,13 @@ void add_bench_model_command(CLI::App& app) {
         ->add_option("-n,--n-gen", options->bench.n_gen,
                      "tokens generated one at a time (0: skip the tg test)")
         ->default_val(128)
+        ->check(CLI::Range(0, 1 << 20));
+    command
+        ->add_option("-d,--n-depth", options->bench.n_depths,
+                     "tokens already in the KV cache under each test, comma-separated "
+                     "(llama-bench's -d; the depth is filled untimed first)")
+        ->delimiter(',')
+        ->default_str("0")
         ->check(CLI::Range(0, 1 << 20));
     command
         ->add_option("-r,--repetitions", options->bench.n_repetitions,

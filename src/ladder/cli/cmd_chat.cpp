@@ -32,6 +32,7 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
     const engine::SamplingParams params = sampling_params(command, options.generation);
     const engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.generation.model_path), options.generation.chat_template);
+    bundle.model->set_attention_path(options.generation.attention);
     const tokenizer::ChatTemplate& chat_template = engine::require_chat_template(bundle);
     const int32_t context = std::min(options.generation.context, bundle.model->config().context_length);
 

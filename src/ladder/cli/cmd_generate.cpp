@@ -207,6 +207,7 @@ void print_summary(const std::vector<engine::BatchResult>& results, double secon
 void run_generate(const GenerateOptions& options) {
     const engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.engine.model_path), options.engine.chat_template);
+    bundle.model->set_attention_path(options.engine.attention);
     util::ThreadPool pool(options.engine.n_threads);
     engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool,
                             engine_config(options.engine, bundle.identity));

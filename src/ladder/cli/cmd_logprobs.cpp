@@ -26,6 +26,7 @@ struct LogprobsOptions {
     std::string tokens_json;
     int top = 20;
     int batch_prefix = -1;  // < 0: every token in one pass
+    model::AttentionPath attention = model::kDefaultAttentionPath;
 };
 
 std::vector<int32_t> parse_token_list(const std::string& text, int32_t vocab_size) {
@@ -43,6 +44,7 @@ std::vector<int32_t> parse_token_list(const std::string& text, int32_t vocab_siz
 
 void run_logprobs(const LogprobsOptions& options) {
     const engine::ModelBundle bundle = engine::load_model_bundle(resolve_model_path(options.model_path));
+    bundle.model->set_attention_path(options.attention);
     const int32_t vocab_size = bundle.model->config().vocab_size;
     const std::vector<int32_t> tokens =
         options.tokens_json.empty() ? bundle.tokenizer->encode(options.prompt, true, false)
@@ -87,6 +89,7 @@ void add_logprobs_command(CLI::App& app) {
         "logprobs", "Top next-token log-probabilities at every position, as JSON");
     add_model_option(*command, options->model_path);
     add_threads_option(*command, options->n_threads);
+    add_attention_option(*command, options->attention);
     auto* prompt = command->add_option("-p,--prompt", options->prompt, "text to score");
     auto* tokens = command->add_option("--tokens", options->tokens_json,
                                        "token ids to score, as a JSON array");

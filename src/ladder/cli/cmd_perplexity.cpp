@@ -6,7 +6,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +30,10 @@ struct PerplexityOptions {
     bool ctx_given = false;
     std::string kl_divergence_base;
     bool kl_divergence = false;
+    int chunks = 0;  // 0: every window
     bool json = false;
+    model::AttentionPath attention = model::kDefaultAttentionPath;
+    std::string compare_attention;  // empty: no comparison
 };
 
 std::string read_text_file(const std::string& path) {
@@ -49,9 +54,18 @@ tools::PerplexityProgress progress_line(const char* what) {
 void run_perplexity(const PerplexityOptions& options, const std::string& model_path) {
     const std::string text = read_text_file(options.file);
     const engine::ModelBundle bundle = engine::load_model_bundle(model_path);
+    bundle.model->set_attention_path(options.attention);
     util::ThreadPool pool(options.n_threads);
-    const tools::PerplexityResult result = tools::compute_perplexity(
-        bundle, text, options.ctx, pool, progress_line("perplexity"), options.kl_divergence_base);
+    tools::PerplexityOptions run;
+    run.ctx = options.ctx;
+    run.max_chunks = options.chunks;
+    run.save_log_probs_path = options.kl_divergence_base;
+    if (!options.compare_attention.empty()) {
+        run.reference_attention = model::parse_attention_path(options.compare_attention);
+    }
+    const tools::PerplexityResult result =
+        tools::compute_perplexity(bundle, text, run, pool, progress_line("perplexity"));
+    const std::optional<tools::DistributionComparison>& comparison = result.comparison;
     if (options.json) {
         nlohmann::json out = {
             {"model", model_path},
@@ -63,15 +77,35 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
             {"perplexity", result.perplexity},
             {"mean_nll", result.mean_nll},
             {"seconds", result.seconds},
+            {"attention", model::attention_path_name(options.attention)},
         };
         if (!options.kl_divergence_base.empty())
             out["kl_divergence_base"] = options.kl_divergence_base;
+        if (comparison) {
+            out["comparison"] = {
+                {"reference_attention", model::attention_path_name(comparison->reference)},
+                {"reference_perplexity", comparison->reference_perplexity},
+                {"mean_kl_divergence", comparison->mean_kl_divergence},
+                {"max_kl_divergence", comparison->max_kl_divergence},
+                {"top1_agreement", comparison->top1_agreement},
+            };
+        }
         std::cout << out.dump(2) << '\n';
         return;
     }
     std::printf("perplexity: %.4f over %lld scored tokens (%d windows of %d) in %.1f s\n",
                 result.perplexity, static_cast<long long>(result.n_scored), result.n_chunks,
                 result.ctx, result.seconds);
+    if (comparison) {
+        std::printf(
+            "against --attention %s: perplexity %.4f (%+.4f%%), mean KL divergence %.3g, max "
+            "%.3g, top-1 agreement %.2f%%\n",
+            std::string(model::attention_path_name(comparison->reference)).c_str(),
+            comparison->reference_perplexity,
+            100.0 * (result.perplexity / comparison->reference_perplexity - 1.0),
+            comparison->mean_kl_divergence, comparison->max_kl_divergence,
+            100.0 * comparison->top1_agreement);
+    }
     if (!options.kl_divergence_base.empty()) {
         std::printf("saved the log-probabilities to %s\n", options.kl_divergence_base.c_str());
     }
@@ -125,6 +159,7 @@ void run_kl_divergence(const PerplexityOptions& options, const std::string& mode
         }
     }
     const engine::ModelBundle bundle = engine::load_model_bundle(model_path);
+    bundle.model->set_attention_path(options.attention);
     util::ThreadPool pool(options.n_threads);
     const tools::KlDivergenceResult r = tools::compute_kl_divergence(
         bundle, options.kl_divergence_base, pool, progress_line("perplexity"));
@@ -163,10 +198,20 @@ void add_perplexity_command(CLI::App& app) {
         "against a reference model's saved log-probabilities");
     add_model_option(*command, options->model_path);
     add_threads_option(*command, options->n_threads);
+    add_attention_option(*command, options->attention);
     command->add_option("-f,--file", options->file, "text file (not with --kl-divergence)");
     CLI::Option* ctx = command->add_option("-c,--ctx", options->ctx, "window size in tokens")
                            ->default_val(512)
                            ->check(CLI::Range(16, 1 << 20));
+    command->add_option("--chunks", options->chunks, "score only the first N windows (0: all)")
+        ->default_val(0)
+        ->check(CLI::Range(0, 1 << 24));
+    command
+        ->add_option("--compare-attention", options->compare_attention,
+                     "also run every window with these attention kernels (exact or fast) and "
+                     "report that run's perplexity, the mean KL divergence of this run's "
+                     "next-token distributions from its, and their top-1 agreement")
+        ->check(CLI::IsMember({"exact", "fast"}));
     command->add_option("--kl-divergence-base", options->kl_divergence_base,
                         "with -f: also save the model's log-probabilities to FILE; with "
                         "--kl-divergence: the FILE to compare against");

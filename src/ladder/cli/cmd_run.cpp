@@ -28,6 +28,7 @@ void run(const CLI::App& command, const RunOptions& options) {
     const engine::SamplingParams params = sampling_params(command, options.generation);
     const engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.generation.model_path), options.generation.chat_template);
+    bundle.model->set_attention_path(options.generation.attention);
 
     std::string text = options.prompt;
     if (options.chat) {

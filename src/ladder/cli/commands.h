@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ladder/model/attention_path.h"
+
 namespace ladder::cli {
 
 void add_info_command(CLI::App& app);
@@ -27,6 +29,8 @@ void add_quantize_command(CLI::App& app);
 void add_model_option(CLI::App& command, std::string& model_path);
 // Adds `-t,--threads N` (default: all cores).
 void add_threads_option(CLI::App& command, int& n_threads);
+// Adds `--attention exact|fast` (default: model::kDefaultAttentionPath).
+void add_attention_option(CLI::App& command, model::AttentionPath& path);
 // The model path to open: the one given, or the default model. Throws
 // util::InputError with the fetch command when the file is missing.
 std::string resolve_model_path(const std::string& given);

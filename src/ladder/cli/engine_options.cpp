@@ -16,6 +16,7 @@ namespace ladder::cli {
 void add_engine_options(CLI::App& command, EngineOptions& options) {
     add_model_option(command, options.model_path);
     add_threads_option(command, options.n_threads);
+    add_attention_option(command, options.attention);
     command.add_option("--chat-template", options.chat_template,
                        "override the model's chat template: chatml, llama2, llama3, mistral, "
                        "gemma, ...");

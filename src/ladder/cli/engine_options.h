@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ladder/engine/engine_config.h"
+#include "ladder/model/attention_path.h"
 
 namespace ladder::cli {
 
@@ -24,6 +25,7 @@ struct EngineOptions {
     bool prefix_caching = true;
     std::string kv_disk_cache;  // directory; empty: no disk tier
     std::string kv_disk_cache_size = "10GiB";
+    model::AttentionPath attention = model::kDefaultAttentionPath;
 };
 
 void add_engine_options(CLI::App& command, EngineOptions& options);

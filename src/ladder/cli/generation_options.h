@@ -8,6 +8,7 @@
 
 #include "ladder/engine/generate.h"
 #include "ladder/engine/sampling_params.h"
+#include "ladder/model/attention_path.h"
 
 namespace ladder::cli {
 
@@ -19,6 +20,7 @@ struct GenerationOptions {
     std::string chat_template;
     engine::SamplingParams sampling;
     uint64_t seed = 0;
+    model::AttentionPath attention = model::kDefaultAttentionPath;
 };
 
 void add_generation_options(CLI::App& command, GenerationOptions& options);

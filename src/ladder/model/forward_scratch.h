@@ -31,6 +31,32 @@ struct ForwardScratch {
     std::vector<float> scores;          // [chunks, longest context] attention score rows
     std::vector<int32_t> row_sequence;  // [T] which sequence each row belongs to
 
+    // The fast attention's work of one layer (paged_attention_chunked.cpp):
+    // tiles of query rows, the pieces of their chunks threads take, and what
+    // they need to hand over.
+    struct AttentionTileWork {
+        int32_t sequence;
+        int32_t kv_head;
+        int32_t first_token;  // in the sequence's rows of this step
+        int32_t n_tokens;
+        int32_t first_chunk;
+        int32_t end_chunk;
+        int64_t partials_offset;  // < 0: one piece, which writes the output itself
+    };
+    struct AttentionPiece {
+        int32_t tile;
+        int32_t chunk_begin;
+        int32_t chunk_end;
+        int64_t cost;  // rows x chunks: the longest pieces start first
+    };
+    std::vector<AttentionTileWork> attention_tiles;
+    std::vector<AttentionPiece> attention_pieces;
+    std::vector<int32_t> split_tiles;               // tiles whose pieces left partials
+    std::vector<int32_t> first_visible;             // [T] first position each row sees
+    std::vector<int32_t> end_visible;               // [T] its position + 1
+    std::vector<float> attention_partials;          // the split tiles' chunk softmaxes
+    std::vector<float> attention_thread_scratch;    // [threads][chunked_attention_scratch_floats]
+
     // Makes room for n_rows rows of every buffer (scores grow on demand).
     void ensure(const ModelConfig& config, int64_t n_rows);
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 
+#include "ladder/model/attention_path.h"
 #include "ladder/model/batch.h"
 #include "ladder/model/kv_cache_storage.h"
 #include "ladder/model/model_config.h"
@@ -32,6 +33,13 @@ public:
     KvCacheShape kv_cache_shape(int32_t n_blocks, int32_t block_size) const {
         return {config().n_layers, config().n_kv_heads, config().head_dim, block_size, n_blocks};
     }
+
+    // The attention kernels forward() runs; chosen once after loading (--attention).
+    void set_attention_path(AttentionPath path) { attention_path_ = path; }
+    AttentionPath attention_path() const { return attention_path_; }
+
+protected:
+    AttentionPath attention_path_ = kDefaultAttentionPath;
 };
 
 // Builds the model of the file's general.architecture from the registry of

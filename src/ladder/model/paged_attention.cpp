@@ -7,9 +7,12 @@
 
 namespace ladder::model {
 
-void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
-                     const ModelConfig& config, float scale, int32_t window,
-                     ForwardScratch& scratch, util::ThreadPool& pool) {
+namespace {
+
+// llama.cpp's order (kernels/cpu/attention.h): tasks of (token, head group).
+void exact_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
+                           const ModelConfig& config, float scale, int32_t window,
+                           ForwardScratch& scratch, util::ThreadPool& pool) {
     const KvCacheShape& shape = kv.shape();
     const kernels::cpu::PagedKvLayer kv_layer{kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
                                               shape.n_kv_heads, shape.block_size, shape.head_dim};
@@ -64,6 +67,18 @@ void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer
                                        scale, scores, scratch.attn.data() + offset);
         }
     });
+}
+
+}  // namespace
+
+void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
+                     const ModelConfig& config, float scale, int32_t window, AttentionPath path,
+                     ForwardScratch& scratch, util::ThreadPool& pool) {
+    if (path == AttentionPath::Fast && config.head_dim % 32 == 0) {
+        chunked_paged_attention(batch, kv, layer, config, scale, window, scratch, pool);
+        return;
+    }
+    exact_paged_attention(batch, kv, layer, config, scale, window, scratch, pool);
 }
 
 }  // namespace ladder::model

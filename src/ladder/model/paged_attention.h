@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "ladder/model/attention_path.h"
 #include "ladder/model/batch.h"
 #include "ladder/model/forward_scratch.h"
 #include "ladder/model/kv_cache_storage.h"
@@ -19,8 +20,17 @@ namespace ladder::model {
 // scratch.q [T, q_dim] -> scratch.attn [T, q_dim]. Scores are q . k * scale.
 // window > 0: a token at position p sees positions p - window + 1 .. p (the
 // reference masks a key when p - key_position >= window); 0: all of 0 .. p.
+// path chooses the kernels; Fast needs head_dim a multiple of 32 and runs
+// Exact for other models.
 void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
-                     const ModelConfig& config, float scale, int32_t window,
+                     const ModelConfig& config, float scale, int32_t window, AttentionPath path,
                      ForwardScratch& scratch, util::ThreadPool& pool);
+
+// The fast path (paged_attention_chunked.cpp): each sequence's rows in tiles
+// per KV head, each tile's chunks split over the threads when there are too
+// few tiles to keep them busy, partial softmaxes merged in chunk order.
+void chunked_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
+                             const ModelConfig& config, float scale, int32_t window,
+                             ForwardScratch& scratch, util::ThreadPool& pool);
 
 }  // namespace ladder::model

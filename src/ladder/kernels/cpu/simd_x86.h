@@ -24,6 +24,36 @@ LADDER_AVX2 inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+// hsum of eight vectors at once: result lane k is hsum(v[k]), with
+// the same pairs added in the same order, through a transpose.
+LADDER_AVX2 inline __m256 sum_lanes_x8(const __m256 v[8]) {
+    __m256 halves[4];  // low 128 bits: v[k] lanes (0+4, 1+5, 2+6, 3+7); high: v[k + 4]'s
+    for (int k = 0; k < 4; ++k) {
+        halves[k] = _mm256_add_ps(_mm256_permute2f128_ps(v[k], v[k + 4], 0x20),
+                                  _mm256_permute2f128_ps(v[k], v[k + 4], 0x31));
+    }
+    // Per 128-bit half: (h0 + h2, h1 + h3) of two vectors side by side.
+    const __m256 q01 = _mm256_add_ps(_mm256_shuffle_ps(halves[0], halves[1], 0x44),
+                                     _mm256_shuffle_ps(halves[0], halves[1], 0xee));
+    const __m256 q23 = _mm256_add_ps(_mm256_shuffle_ps(halves[2], halves[3], 0x44),
+                                     _mm256_shuffle_ps(halves[2], halves[3], 0xee));
+    // (h0 + h2) + (h1 + h3), landing in vector order 0..7.
+    return _mm256_add_ps(_mm256_shuffle_ps(q01, q23, 0x88), _mm256_shuffle_ps(q01, q23, 0xdd));
+}
+
+// Hides a value from the optimizer so that a product is never contracted with
+// a later add into an fma (GCC does that with intrinsics too), which would
+// round differently from the reference.
+LADDER_AVX2 inline __m256 opaque(__m256 v) {
+    asm("" : "+x"(v));
+    return v;
+}
+
+inline float opaque(float v) {
+    asm("" : "+x"(v));
+    return v;
+}
+
 // 32 nibbles of a 16-byte legacy block as bytes in element order: the low
 // nibbles are elements 0..15, the high nibbles elements 16..31.
 LADDER_AVX2 inline __m256i unpack_nibbles_16(const uint8_t* qs) {

@@ -230,7 +230,7 @@ void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPo
         project_qkv(batch, kv, l, pool);
         // q is already scaled (project_qkv), so the scores are not scaled again.
         const int32_t window = config_.is_local_layer(l) ? config_.sliding_window : 0;
-        paged_attention(batch, kv, l, config_, 1.0f, window, s, pool);
+        paged_attention(batch, kv, l, config_, 1.0f, window, attention_path_, s, pool);
         s.project({{&layer.wo, s.out.data()}}, s.attn.data(), n_rows, pool);
         rms_norm_rows(s.out.data(), layer.attn_post_norm, s.out.data(), n_rows, dim);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);

@@ -138,7 +138,7 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
             cpu::store_kv(k, v, batch.slots[static_cast<size_t>(row)], kv.keys(l, 0, 0),
                           kv.values(l, 0, 0), shape.n_kv_heads, shape.block_size, shape.head_dim);
         }
-        paged_attention(batch, kv, l, config_, config_.attention_scale, 0, s, pool);
+        paged_attention(batch, kv, l, config_, config_.attention_scale, 0, attention_path_, s, pool);
         s.project({{&layer.wo, s.out.data()}}, s.attn.data(), n_rows, pool);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
 

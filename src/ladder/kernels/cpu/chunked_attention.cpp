@@ -1,0 +1,190 @@
+// The chunk loop every path shares, the choice of a path once per process,
+// and the scratch layout. The per-chunk arithmetic lives in
+// chunked_attention_<path>.cpp.
+#include "ladder/kernels/cpu/chunked_attention.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "ladder/kernels/cpu/chunked_attention_isa.h"
+#include "ladder/kernels/cpu/vec_dot.h"
+#include "ladder/util/check.h"
+
+namespace ladder::kernels::cpu {
+
+int32_t AttentionTile::first_chunk() const {
+    int32_t first = std::numeric_limits<int32_t>::max();
+    for (int32_t t = 0; t < n_tokens; ++t) {
+        if (first_visible[t] < end_visible[t]) first = std::min(first, first_visible[t]);
+    }
+    return first == std::numeric_limits<int32_t>::max() ? 0 : first / kAttentionChunk;
+}
+
+int32_t AttentionTile::end_chunk() const {
+    int32_t end = 0;
+    for (int32_t t = 0; t < n_tokens; ++t) {
+        if (first_visible[t] < end_visible[t]) end = std::max(end, end_visible[t]);
+    }
+    return (end + kAttentionChunk - 1) / kAttentionChunk;
+}
+
+namespace detail {
+
+namespace {
+
+// Every buffer starts on a cache line: the paths load them with aligned
+// 512-bit moves.
+constexpr size_t kAlignFloats = 16;
+
+size_t aligned(size_t floats) { return (floats + kAlignFloats - 1) / kAlignFloats * kAlignFloats; }
+
+struct ScratchSizes {
+    size_t queries, keys, values, scores, o, row;
+};
+
+ScratchSizes scratch_sizes(int32_t head_dim) {
+    const auto rows = static_cast<size_t>(kMaxTileRows);
+    const auto chunk = static_cast<size_t>(kAttentionChunk);
+    const auto dim = static_cast<size_t>(head_dim);
+    return {aligned(rows * dim), aligned(chunk * dim), aligned(chunk * dim),
+            aligned(rows * chunk), aligned(rows * dim), aligned(rows)};
+}
+
+}  // namespace
+
+ChunkScratch carve_chunk_scratch(float* scratch, int32_t head_dim) {
+    const ScratchSizes sizes = scratch_sizes(head_dim);
+    // The caller's buffer is rounded up to the next cache line.
+    const auto address = reinterpret_cast<uintptr_t>(scratch);
+    float* p = reinterpret_cast<float*>((address + 63) & ~uintptr_t{63});
+    const auto take = [&](size_t floats) {
+        float* begin = p;
+        p += floats;
+        return begin;
+    };
+    ChunkScratch out{};
+    out.queries = take(sizes.queries);
+    out.keys = take(sizes.keys);
+    out.values = take(sizes.values);
+    out.scores = take(sizes.scores);
+    out.o = take(sizes.o);
+    out.max = take(sizes.row);
+    out.sum = take(sizes.row);
+    out.state_o = take(sizes.o);
+    out.state_max = take(sizes.row);
+    out.state_sum = take(sizes.row);
+    return out;
+}
+
+namespace {
+
+void check_tile(const AttentionTile& tile, const PagedKvLayer& kv) {
+    LADDER_CHECK(kv.head_dim % 32 == 0 && kv.head_dim <= kMaxHeadDim,
+                 "chunked attention needs head_dim a multiple of 32, at most kMaxHeadDim");
+    LADDER_CHECK(tile.n_rows() >= 1 && tile.n_rows() <= kMaxTileRows,
+                 "attention tile rows outside 1..kMaxTileRows");
+}
+
+// Runs one path over a tile's chunks: merging each into the running state in
+// chunk order, or keeping each chunk's softmax for a later merge.
+void attend_with(const ChunkOps& ops, const AttentionTile& tile, const PagedKvLayer& kv,
+                 int32_t kv_head, const int32_t* block_table, float scale, int32_t chunk_begin,
+                 int32_t chunk_end, const ChunkPartials* partials, float* scratch_floats) {
+    check_tile(tile, kv);
+    const int32_t head_dim = kv.head_dim;
+    const int32_t n_rows = tile.n_rows();
+    const ChunkScratch scratch = carve_chunk_scratch(scratch_floats, head_dim);
+    ops.load_queries(tile, head_dim, scratch);
+    if (partials == nullptr) std::fill_n(scratch.state_sum, n_rows, 0.0f);
+    for (int32_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
+        const auto n = static_cast<size_t>(n_rows);
+        if (partials == nullptr) {
+            ops.attend_chunk(tile, kv, kv_head, block_table, scale, chunk, scratch);
+            ops.merge(n_rows, head_dim, scratch.o, scratch.max, scratch.sum, scratch);
+            continue;
+        }
+        const auto index = static_cast<size_t>(chunk - chunk_begin);
+        ops.attend_chunk(tile, kv, kv_head, block_table, scale, chunk, scratch);
+        std::memcpy(partials->o + index * n * static_cast<size_t>(head_dim), scratch.o,
+                    sizeof(float) * n * static_cast<size_t>(head_dim));
+        std::memcpy(partials->max + index * n, scratch.max, sizeof(float) * n);
+        std::memcpy(partials->sum + index * n, scratch.sum, sizeof(float) * n);
+    }
+    if (partials == nullptr) ops.finish(tile, head_dim, scratch);
+}
+
+void merge_with(const ChunkOps& ops, const AttentionTile& tile, int32_t head_dim,
+                const ChunkPartials& partials, int32_t n_chunks, float* scratch_floats) {
+    const int32_t n_rows = tile.n_rows();
+    const ChunkScratch scratch = carve_chunk_scratch(scratch_floats, head_dim);
+    std::fill_n(scratch.state_sum, n_rows, 0.0f);
+    const auto n = static_cast<size_t>(n_rows);
+    for (int32_t c = 0; c < n_chunks; ++c) {
+        const auto index = static_cast<size_t>(c);
+        ops.merge(n_rows, head_dim, partials.o + index * n * static_cast<size_t>(head_dim),
+                  partials.max + index * n, partials.sum + index * n, scratch);
+    }
+    ops.finish(tile, head_dim, scratch);
+}
+
+template <const ChunkOps& ops>
+void attend_path(const AttentionTile& tile, const PagedKvLayer& kv, int32_t kv_head,
+                 const int32_t* block_table, float scale, int32_t chunk_begin, int32_t chunk_end,
+                 const ChunkPartials* partials, float* scratch) {
+    attend_with(ops, tile, kv, kv_head, block_table, scale, chunk_begin, chunk_end, partials,
+                scratch);
+}
+
+template <const ChunkOps& ops>
+void merge_path(const AttentionTile& tile, int32_t head_dim, const ChunkPartials& partials,
+                int32_t n_chunks, float* scratch) {
+    merge_with(ops, tile, head_dim, partials, n_chunks, scratch);
+}
+
+const ChunkedAttentionKernels kScalar{"scalar", attend_path<kScalarChunkOps>,
+                                      merge_path<kScalarChunkOps>};
+const ChunkedAttentionKernels kAvx2{"avx2", attend_path<kAvx2ChunkOps>,
+                                    merge_path<kAvx2ChunkOps>};
+const ChunkedAttentionKernels kAvx512Bf16{"avx512-bf16", attend_path<kAvx512Bf16ChunkOps>,
+                                          merge_path<kAvx512Bf16ChunkOps>};
+
+}  // namespace
+
+}  // namespace detail
+
+size_t chunked_attention_scratch_floats(int32_t head_dim) {
+    const detail::ScratchSizes sizes = detail::scratch_sizes(head_dim);
+    return sizes.queries + sizes.keys + sizes.values + sizes.scores + 2 * sizes.o +
+           4 * sizes.row + detail::kAlignFloats;
+}
+
+const ChunkedAttentionKernels& chunked_attention_for(Isa isa) {
+    LADDER_CHECK(isa_supported(isa, cpu_features()), "kernel path not supported by this CPU");
+    switch (isa) {
+        case Isa::Scalar:
+            return detail::kScalar;
+        case Isa::Avx2:
+            return detail::kAvx2;
+        case Isa::Avx512:
+            return cpu_features().avx512_bf16 ? detail::kAvx512Bf16 : detail::kAvx2;
+    }
+    return detail::kScalar;
+}
+
+const ChunkedAttentionKernels& chunked_attention() {
+    // The same path as the matrix products, so LADDER_CPU=scalar runs the reference everywhere.
+    static const ChunkedAttentionKernels& chosen = chunked_attention_for(cpu_kernels().isa);
+    return chosen;
+}
+
+std::vector<const ChunkedAttentionKernels*> supported_chunked_attention() {
+    std::vector<const ChunkedAttentionKernels*> out = {&detail::kScalar};
+    if (isa_supported(Isa::Avx2, cpu_features())) out.push_back(&detail::kAvx2);
+    if (isa_supported(Isa::Avx512, cpu_features()) && cpu_features().avx512_bf16) {
+        out.push_back(&detail::kAvx512Bf16);
+    }
+    return out;
+}
+
+}  // namespace ladder::kernels::cpu
