@@ -66,7 +66,7 @@ std::vector<engine::RequestParams> parse_requests(const std::vector<std::string>
             const bool chat = body.is_object() && body.contains("messages");
             const server::CompletionRequest request = server::parse_completion_request(
                 body, chat ? server::Endpoint::ChatCompletions : server::Endpoint::Completions,
-                bundle);
+                bundle, core.kv_plan().max_model_len);
             InputLine input{requests.size(), 0, static_cast<size_t>(request.n)};
             for (engine::RequestParams& params : server::engine_requests(request)) {
                 core.validate(params);
@@ -96,6 +96,7 @@ json choice_json(const engine::BatchResult& result, size_t index) {
                    {"text", result.text},
                    {"finish_reason", engine::finish_reason_name(result.finish_reason)},
                    {"token_ids", result.token_ids}};
+    if (result.finish_reason == engine::FinishReason::Error) choice["error"] = result.error;
     if (!result.logprobs.empty()) {
         json logprobs = json::array();
         for (const engine::TokenLogprob& lp : result.logprobs) {
@@ -142,6 +143,7 @@ json line_json(size_t index, const InputLine& input,
                  {"finish_reason", engine::finish_reason_name(first.finish_reason)},
                  {"usage", usage_json(prompt_tokens, completion_tokens, cached_tokens)},
                  {"timings", timings_json(first)}};
+    if (first.finish_reason == engine::FinishReason::Error) line["error"] = first.error;
     if (input.count > 1) line["choices"] = std::move(choices);
     return line;
 }
@@ -210,7 +212,7 @@ void run_generate(const GenerateOptions& options) {
     bundle.model->set_attention_path(options.engine.attention);
     util::ThreadPool pool(options.engine.n_threads);
     engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool,
-                            engine_config(options.engine, bundle.identity));
+                            engine_config(options.engine, bundle));
     std::vector<InputLine> inputs;
     std::vector<engine::RequestParams> requests =
         parse_requests(read_lines(options.input_path), bundle, core, inputs);

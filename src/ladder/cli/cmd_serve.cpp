@@ -1,9 +1,13 @@
 // `ladder serve`: an OpenAI-compatible HTTP server over the engine. Parses
 // flags, loads the model and hands over to server::serve.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
@@ -16,23 +20,43 @@ namespace {
 struct ServeFlags {
     EngineOptions engine;
     server::ServerConfig server;
-    int64_t max_queue = -1;  // -1: no limit
+    int64_t max_queue = 0;  // 0: server::default_max_queue()
+    std::string api_key;
+    std::string api_key_file;
 };
+
+// --api-key-file's keys and --api-key's (else $LADDER_API_KEY's); none: open.
+std::vector<server::ApiKey> api_keys(const ServeFlags& flags) {
+    std::vector<server::ApiKey> keys;
+    if (!flags.api_key_file.empty()) {
+        keys = server::read_api_key_file(flags.api_key_file);
+        struct stat info {};
+        if (::stat(flags.api_key_file.c_str(), &info) == 0 && (info.st_mode & 077) != 0) {
+            std::fprintf(stderr, "ladder serve: warning: other users may read %s (chmod 600 it)\n",
+                         flags.api_key_file.c_str());
+        }
+    }
+    std::string key = flags.api_key;
+    if (key.empty() && flags.api_key_file.empty()) {
+        if (const char* from_env = std::getenv("LADDER_API_KEY"); from_env != nullptr)
+            key = from_env;
+    }
+    if (!key.empty()) keys.push_back({key, key});
+    return keys;
+}
 
 void run_serve(const ServeFlags& flags) {
     server::ServeOptions options;
     options.n_threads = flags.engine.n_threads;
     options.server = flags.server;
-    if (flags.max_queue >= 0) options.server.max_queue = flags.max_queue;
+    options.server.max_queue = flags.max_queue > 0
+                                   ? flags.max_queue
+                                   : server::default_max_queue(flags.engine.max_num_seqs);
     if (options.server.n_http_threads == 0) {
         options.server.n_http_threads =
             server::http_threads_for(flags.engine.max_num_seqs, options.server.max_queue);
     }
-    if (options.server.api_key.empty()) {
-        if (const char* key = std::getenv("LADDER_API_KEY"); key != nullptr) {
-            options.server.api_key = key;
-        }
-    }
+    options.server.api_keys = api_keys(flags);
     const std::string model_path = resolve_model_path(flags.engine.model_path);
     const std::filesystem::path file_name = std::filesystem::path(model_path).filename();
     options.server.model_file_name = file_name.string();
@@ -41,12 +65,12 @@ void run_serve(const ServeFlags& flags) {
     }
     engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
     bundle.model->set_attention_path(flags.engine.attention);
-    options.engine = engine_config(flags.engine, bundle.identity);
+    options.engine = engine_config(flags.engine, bundle);
     server::serve(bundle, options, [&](int port, const engine::KvCachePlan& plan) {
         std::printf("ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s\n",
                     options.server.host.c_str(), port, options.server.served_model_name.c_str(),
                     kv_cache_summary(plan).c_str(), plan.max_model_len,
-                    options.server.api_key.empty() ? "" : ", API key required");
+                    options.server.api_keys.empty() ? "" : ", API key required");
         std::fflush(stdout);
     });
 }
@@ -63,16 +87,21 @@ void add_serve_command(CLI::App& app) {
     command->add_option("--port", server.port, "port to listen on; 0 picks a free one")
         ->default_val(server.port)
         ->check(CLI::Range(0, 65535));
-    command->add_option("--api-key", server.api_key,
+    command->add_option("--api-key", flags->api_key,
                         "require 'Authorization: Bearer KEY' on /v1 and tokenize routes "
-                        "(default: $LADDER_API_KEY; none: open)");
+                        "(default: $LADDER_API_KEY unless --api-key-file; none: open)");
+    command
+        ->add_option("--api-key-file", flags->api_key_file,
+                     "API keys, one a line, each optionally followed by a tenant name; "
+                     "tenants never share cached prefixes")
+        ->check(CLI::ExistingFile);
     command->add_option("--served-model-name", server.served_model_name,
                         "the model's name in the API (default: the file name without .gguf; "
                         "the file name is accepted too)");
     command
         ->add_option("--max-queue", flags->max_queue,
-                     "most requests waiting to run; more get 429 (default: no limit)")
-        ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+                     "most requests waiting to run; more get 429 (default: 4 x --max-num-seqs)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
     command
         ->add_option("--drain-timeout", server.drain_timeout_seconds,
                      "seconds that in-flight requests may take to finish after SIGTERM or "

@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "ladder/cli/commands.h"
+#include "ladder/engine/cache_directory.h"
+#include "ladder/engine/model_identity.h"
 #include "ladder/util/error.h"
 
 namespace ladder::cli {
@@ -49,7 +51,8 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
         ->default_val(options.kv_disk_cache_size);
 }
 
-engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_key) {
+engine::EngineConfig engine_config(const EngineOptions& options,
+                                   const engine::ModelBundle& bundle) {
     engine::EngineConfig config;
     config.block_size = options.block_size;
     if (!options.kv_cache_mem.empty()) {
@@ -62,7 +65,11 @@ engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_
     config.kv_disk_cache_dir = options.kv_disk_cache;
     config.kv_disk_cache_bytes =
         parse_byte_size(options.kv_disk_cache_size, "--kv-disk-cache-size");
-    config.model_key = model_key;
+    // Only the disk tier needs the model's identity (memory holds one model).
+    if (!config.kv_disk_cache_dir.empty()) {
+        const engine::CacheDirectory dir(config.kv_disk_cache_dir, "--kv-disk-cache");
+        config.model_key = engine::cached_model_identity(*bundle.file, dir);
+    }
     return config;
 }
 

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ladder/engine/engine_config.h"
+#include "ladder/engine/model_bundle.h"
 #include "ladder/model/attention_path.h"
 
 namespace ladder::cli {
@@ -29,9 +30,10 @@ struct EngineOptions {
 };
 
 void add_engine_options(CLI::App& command, EngineOptions& options);
-// Throws util::InputError for a malformed size. model_key: the loaded
-// model's identity (ModelBundle::identity), which keys the disk tier.
-engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_key);
+// Throws util::InputError for a malformed size or an unusable disk-tier
+// directory. With a disk tier, the model's identity (which keys its files)
+// is read from the directory's record or hashed from the whole file.
+engine::EngineConfig engine_config(const EngineOptions& options, const engine::ModelBundle& bundle);
 // "1073741824", "512MiB", "2GiB", "1.5GB": a byte count. Throws util::InputError.
 int64_t parse_byte_size(std::string_view text, std::string_view flag);
 // "KV cache: 4096 blocks = 65536 tokens (1.41 GiB)", and the sliding-window

@@ -32,6 +32,7 @@ std::vector<BatchResult> run_batch(EngineCore& core, std::vector<RequestParams> 
             result.timings = output.timings;
             if (output.finish_reason) {
                 result.finish_reason = *output.finish_reason;
+                result.error = std::move(output.error);
                 ++n_finished;
             }
         };

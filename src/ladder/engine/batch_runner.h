@@ -17,6 +17,7 @@ struct BatchResult {
     std::string text;
     std::vector<TokenLogprob> logprobs;
     FinishReason finish_reason = FinishReason::Abort;
+    std::string error;  // with FinishReason::Error: what went wrong
     int32_t n_prompt_tokens = 0;
     int32_t n_cached_prompt_tokens = 0;
     int32_t n_preemptions = 0;

@@ -1,11 +1,8 @@
 #include "ladder/engine/disk_kv_cache.h"
 
-#define XXH_STATIC_LINKING_ONLY
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cstring>
-#include <fstream>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -18,7 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kMagic[8] = {'L', 'D', 'K', 'V', 'B', 'L', 'K', '1'};
-constexpr uint32_t kVersion = 1;
+// 2: the checksum is keyed by the directory's secret and covers the header.
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kDtypeF16 = 1;
 constexpr const char* kExtension = ".kvb";
 // Writes waiting beyond this many bytes are dropped: the cache is an
@@ -37,9 +35,15 @@ struct FileHeader {
     uint64_t hash_low;
     uint64_t hash_high;
     uint64_t payload_bytes;  // token ids and K/V after the header
-    uint64_t checksum;       // XXH3-64 of those bytes
+    // KeyedHash over this header (with these two fields zero) and the payload.
+    uint64_t checksum_low;
+    uint64_t checksum_high;
 };
-static_assert(sizeof(FileHeader) == 72);
+static_assert(sizeof(FileHeader) == 80);
+
+std::span<const uint8_t> as_bytes(const FileHeader& header) {
+    return {reinterpret_cast<const uint8_t*>(&header), sizeof(header)};
+}
 
 std::string hex_name(const kv::BlockHash& hash) {
     return fmt::format("{:016x}{:016x}{}", hash.high, hash.low, kExtension);
@@ -70,17 +74,13 @@ std::optional<kv::BlockHash> parse_name(const std::string& name) {
 
 DiskKvCache::DiskKvCache(const fs::path& dir, int64_t max_bytes, uint64_t model_key,
                          const model::KvCacheShape& shape)
-    : dir_(dir),
+    : dir_(dir, "--kv-disk-cache"),
+      secret_(dir_.secret()),
+      checksum_(secret_),
       max_bytes_(max_bytes),
       model_key_(model_key),
       shape_(shape),
       payload_bytes_(shape.bytes_per_token() * shape.block_size) {
-    std::error_code error;
-    fs::create_directories(dir_, error);
-    if (error || !fs::is_directory(dir_)) {
-        util::fail("--kv-disk-cache: cannot use '{}' as a directory: {}", dir_.string(),
-                   error ? error.message() : "not a directory");
-    }
     if (max_bytes_ <= 0) util::fail("--kv-disk-cache-size must be positive");
     index_directory();
     writer_ = std::thread([this] { writer_loop(); });
@@ -95,8 +95,6 @@ DiskKvCache::~DiskKvCache() {
     writer_.join();
 }
 
-fs::path DiskKvCache::path_of(const kv::BlockHash& hash) const { return dir_ / hex_name(hash); }
-
 int64_t DiskKvCache::layer_block_bytes() const {
     return static_cast<int64_t>(shape_.n_kv_heads) * shape_.block_size * shape_.head_dim *
            static_cast<int64_t>(sizeof(uint16_t));
@@ -109,35 +107,26 @@ int64_t DiskKvCache::file_bytes() const {
 }
 
 void DiskKvCache::index_directory() {
-    struct Found {
-        kv::BlockHash hash;
-        int64_t bytes;
-        fs::file_time_type time;
-    };
-    std::vector<Found> found;
-    std::error_code error;
-    for (const fs::directory_entry& entry : fs::directory_iterator(dir_, error)) {
-        const std::string name = entry.path().filename().string();
-        if (name.ends_with(".tmp")) {
-            fs::remove(entry.path(), error);  // a write cut short by a crash
-            continue;
-        }
-        const std::optional<kv::BlockHash> hash = parse_name(name);
-        if (!hash || !entry.is_regular_file(error)) continue;  // not ours: left alone
-        const auto bytes = static_cast<int64_t>(entry.file_size(error));
-        if (bytes != file_bytes()) {
+    std::vector<CacheDirectory::Entry> found;
+    for (CacheDirectory::Entry& entry : dir_.regular_files()) {
+        // Not named like a block (temporary files of any process included):
+        // not ours to touch.
+        if (!parse_name(entry.name)) continue;
+        if (entry.size_bytes != file_bytes()) {
             // Truncated, or written for another shape: checking the size costs
             // nothing now; the content is checked when a block is read.
-            fs::remove(entry.path(), error);
+            dir_.remove(entry.name);
             ++stats_.n_rejected;
             continue;
         }
-        found.push_back({*hash, bytes, entry.last_write_time(error)});
+        found.push_back(std::move(entry));
     }
     std::sort(found.begin(), found.end(),
-              [](const Found& a, const Found& b) { return a.time < b.time; });
+              [](const CacheDirectory::Entry& a, const CacheDirectory::Entry& b) {
+                  return a.mtime_ns < b.mtime_ns;
+              });
     const std::lock_guard lock(mutex_);
-    for (const Found& f : found) add_locked(f.hash, f.bytes);
+    for (const CacheDirectory::Entry& f : found) add_locked(*parse_name(f.name), f.size_bytes);
     enforce_limit_locked();
 }
 
@@ -149,11 +138,10 @@ void DiskKvCache::add_locked(const kv::BlockHash& hash, int64_t bytes) {
     stats_.n_bytes += bytes;
 }
 
-void DiskKvCache::remove_locked(const kv::BlockHash& hash) {
+void DiskKvCache::remove_locked(const kv::BlockHash& hash, bool delete_file) {
     const auto it = files_.find(hash);
     if (it == files_.end()) return;
-    std::error_code error;
-    fs::remove(path_of(hash), error);
+    if (delete_file) dir_.remove(hex_name(hash));
     stats_.n_bytes -= it->second.bytes;
     --stats_.n_files;
     oldest_first_.erase(it->second.age);
@@ -198,7 +186,9 @@ std::vector<uint8_t> DiskKvCache::encode(const kv::BlockHash& hash, std::span<co
     header.hash_low = hash.low;
     header.hash_high = hash.high;
     header.payload_bytes = token_bytes + static_cast<uint64_t>(payload_bytes_);
-    header.checksum = XXH3_64bits(payload, header.payload_bytes);
+    const kv::BlockHash checksum = checksum_({as_bytes(header), {payload, header.payload_bytes}});
+    header.checksum_low = checksum.low;
+    header.checksum_high = checksum.high;
     std::memcpy(bytes.data(), &header, sizeof(header));
     return bytes;
 }
@@ -212,10 +202,14 @@ void DiskKvCache::store(const kv::BlockHash& hash, std::span<const int32_t> toke
             return;
         queued_.insert(hash);
     }
-    PendingWrite write{hash, encode(hash, tokens, storage, block)};
-    {
+    try {
+        PendingWrite write{hash, encode(hash, tokens, storage, block)};
         const std::lock_guard lock(mutex_);
         queue_.push_back(std::move(write));
+    } catch (const std::bad_alloc&) {
+        const std::lock_guard lock(mutex_);
+        queued_.erase(hash);  // not kept: the block is simply not on disk
+        return;
     }
     wake_.notify_one();
 }
@@ -235,44 +229,21 @@ void DiskKvCache::writer_loop() {
 }
 
 void DiskKvCache::write_file(const PendingWrite& write) {
-    // Written under a temporary name and renamed: a reader never sees half a file.
-    const fs::path path = path_of(write.hash);
-    fs::path temporary = path;
-    temporary += ".tmp";
-    bool ok = false;
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(write.file_bytes.data()),
-                  static_cast<std::streamsize>(write.file_bytes.size()));
-        ok = static_cast<bool>(out);
-    }
-    std::error_code error;
-    if (ok) fs::rename(temporary, path, error);
-    if (!ok || error) fs::remove(temporary, error);  // a full disk: the block is simply not kept
+    // A full disk: the block is simply not kept.
+    const bool ok = dir_.write_atomically(hex_name(write.hash), write.file_bytes);
     const std::lock_guard lock(mutex_);
     queued_.erase(write.hash);
-    if (ok && !error) {
+    if (ok) {
         add_locked(write.hash, static_cast<int64_t>(write.file_bytes.size()));
         ++stats_.n_written;
         enforce_limit_locked();
     }
 }
 
-bool DiskKvCache::load(const kv::BlockHash& hash, std::span<const int32_t> tokens,
-                       model::KvCacheStorage& storage, kv::BlockId block) {
-    {
-        const std::lock_guard lock(mutex_);
-        if (!files_.contains(hash)) return false;
-    }
-    auto reject = [&] {
-        const std::lock_guard lock(mutex_);
-        remove_locked(hash);
-        ++stats_.n_rejected;
-        return false;
-    };
-    std::ifstream in(path_of(hash), std::ios::binary);
+bool DiskKvCache::valid(std::span<const uint8_t> file, const kv::BlockHash& hash,
+                        std::span<const int32_t> tokens) const {
     FileHeader header{};
-    if (!in.read(reinterpret_cast<char*>(&header), sizeof(header))) return reject();
+    std::memcpy(&header, file.data(), sizeof(header));
     const uint64_t expected_payload = tokens.size_bytes() + static_cast<uint64_t>(payload_bytes_);
     const bool matches = std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0 &&
                          header.version == kVersion && header.dtype == kDtypeF16 &&
@@ -282,19 +253,52 @@ bool DiskKvCache::load(const kv::BlockHash& hash, std::span<const int32_t> token
                          header.head_dim == static_cast<uint32_t>(shape_.head_dim) &&
                          header.block_size == static_cast<uint32_t>(shape_.block_size) &&
                          header.hash_low == hash.low && header.hash_high == hash.high &&
-                         header.payload_bytes == expected_payload;
-    if (!matches) return reject();
-    std::vector<uint8_t> payload(expected_payload);
-    if (!in.read(reinterpret_cast<char*>(payload.data()),
-                 static_cast<std::streamsize>(payload.size())) ||
-        in.peek() != std::char_traits<char>::eof()) {
-        return reject();  // truncated, or longer than it says
-    }
-    if (XXH3_64bits(payload.data(), payload.size()) != header.checksum) return reject();
-    if (std::memcmp(payload.data(), tokens.data(), tokens.size_bytes()) != 0) return reject();
+                         header.payload_bytes == expected_payload &&
+                         file.size() == sizeof(header) + expected_payload;
+    if (!matches) return false;
+    const kv::BlockHash stored{header.checksum_low, header.checksum_high};
+    header.checksum_low = 0;
+    header.checksum_high = 0;
+    const std::span<const uint8_t> payload = file.subspan(sizeof(header));
+    return checksum_({as_bytes(header), payload}) == stored &&
+           std::memcmp(payload.data(), tokens.data(), tokens.size_bytes()) == 0;
+}
 
+bool DiskKvCache::load(const kv::BlockHash& hash, std::span<const int32_t> tokens,
+                       model::KvCacheStorage& storage, kv::BlockId block) {
+    {
+        const std::lock_guard lock(mutex_);
+        if (!files_.contains(hash)) return false;
+    }
+    const FileRead read = dir_.read(hex_name(hash), static_cast<size_t>(file_bytes()));
+    switch (read.status) {
+        case FileStatus::Ok:
+            break;
+        case FileStatus::Transient: {
+            const std::lock_guard lock(mutex_);
+            ++stats_.n_transient;
+            return false;  // kept, and tried again at the next hit
+        }
+        case FileStatus::Missing:
+        case FileStatus::NotRegular:
+        case FileStatus::Unreadable: {
+            // Gone, or replaced by something that is not our file: forgotten,
+            // and not touched.
+            const std::lock_guard lock(mutex_);
+            remove_locked(hash, /*delete_file=*/false);
+            return false;
+        }
+        case FileStatus::WrongSize:
+            break;  // ours, cut short or grown: rejected below
+    }
+    if (read.status != FileStatus::Ok || !valid(read.bytes, hash, tokens)) {
+        const std::lock_guard lock(mutex_);
+        remove_locked(hash);
+        ++stats_.n_rejected;
+        return false;
+    }
     const auto chunk = static_cast<size_t>(layer_block_bytes());
-    const uint8_t* at = payload.data() + tokens.size_bytes();
+    const uint8_t* at = read.bytes.data() + sizeof(FileHeader) + tokens.size_bytes();
     for (int32_t layer = 0; layer < shape_.n_layers; ++layer) {
         std::memcpy(storage.keys(layer, block, 0), at, chunk);
         std::memcpy(storage.values(layer, block, 0), at + chunk, chunk);

@@ -14,8 +14,13 @@ namespace {
 constexpr int32_t kMaxLogprobs = 20;
 constexpr float kMaxLogitBias = 100.0f;
 
-bool contains(const std::vector<TokenId>& ids, TokenId id) {
-    return std::find(ids.begin(), ids.end(), id) != ids.end();
+std::unique_ptr<DiskKvCache> make_disk_cache(const EngineConfig& config,
+                                             const model::KvCacheShape& shape) {
+    if (config.kv_disk_cache_dir.empty()) return nullptr;
+    if (!config.prefix_caching)
+        util::fail("--kv-disk-cache needs prefix caching (drop --no-prefix-cache)");
+    return std::make_unique<DiskKvCache>(config.kv_disk_cache_dir, config.kv_disk_cache_bytes,
+                                         config.model_key, shape);
 }
 
 }  // namespace
@@ -28,6 +33,8 @@ const char* finish_reason_name(FinishReason reason) {
             return "length";
         case FinishReason::Abort:
             return "abort";
+        case FinishReason::Error:
+            return "error";
     }
     return "unknown";
 }
@@ -54,7 +61,9 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
                       : std::vector<bool>(static_cast<size_t>(model.config().n_layers)),
                   plan_.n_window_blocks),
       scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens,
-                 config.prefix_caching) {
+                 config.prefix_caching),
+      disk_cache_(make_disk_cache(config, kv_storage_.shape())),
+      salt_hash_(disk_cache_ ? disk_cache_->secret() : KeyedHash::random_secret()) {
     if (config.max_num_batched_tokens < config.max_num_seqs) {
         util::fail(
             "--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}), or "
@@ -62,12 +71,7 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
             config.max_num_batched_tokens, config.max_num_seqs);
     }
     if (window_pool_) scheduler_.set_window_group(window_pool_.get(), plan_.window);
-    if (!config.kv_disk_cache_dir.empty()) {
-        if (!prefix_caching_)
-            util::fail("--kv-disk-cache needs prefix caching (drop --no-prefix-cache)");
-        disk_cache_ =
-            std::make_unique<DiskKvCache>(config.kv_disk_cache_dir, config.kv_disk_cache_bytes,
-                                          config.model_key, kv_storage_.shape());
+    if (disk_cache_) {
         scheduler_.set_missing_block_loader(
             [this](const kv::BlockHash& hash, std::span<const TokenId> tokens) {
                 return load_from_disk(hash, tokens);
@@ -86,8 +90,25 @@ int32_t EngineCore::validate(const RequestParams& params) const {
     };
     if (params.prompt.empty()) util::fail("the prompt is empty");
     for (TokenId id : params.prompt) check_id(id, "the prompt");
-    for (TokenId id : params.stop_token_ids) check_id(id, "stop_token_ids");
-    for (const auto& [id, bias] : params.logit_bias) {
+    if (params.stop->size() > kMaxStopStrings) {
+        util::fail("at most {} stop strings (got {})", kMaxStopStrings, params.stop->size());
+    }
+    for (size_t i = 0; i < params.stop->size(); ++i) {
+        if (params.stop->text(i).size() > kMaxStopStringBytes) {
+            util::fail("a stop string may be at most {} bytes (got {})", kMaxStopStringBytes,
+                       params.stop->text(i).size());
+        }
+    }
+    if (params.stop_token_ids->size() > kMaxStopTokenIds) {
+        util::fail("at most {} stop_token_ids (got {})", kMaxStopTokenIds,
+                   params.stop_token_ids->size());
+    }
+    for (TokenId id : *params.stop_token_ids) check_id(id, "stop_token_ids");
+    if (params.logit_bias->size() > kMaxLogitBiasEntries) {
+        util::fail("logit_bias may hold at most {} tokens (got {})", kMaxLogitBiasEntries,
+                   params.logit_bias->size());
+    }
+    for (const auto& [id, bias] : *params.logit_bias) {
         check_id(id, "logit_bias");
         if (!(bias >= -kMaxLogitBias && bias <= kMaxLogitBias)) {
             util::fail("logit_bias values must be in [-100, 100] (got {} for token {})", bias, id);
@@ -119,13 +140,47 @@ int32_t EngineCore::validate(const RequestParams& params) const {
 void EngineCore::add_request(RequestId id, RequestParams params, OutputSink sink) {
     const int32_t max_tokens = validate(params);
     LADDER_CHECK(!sequences_.contains(id), "request id submitted twice");
-    auto sequence = std::make_unique<Sequence>(id, std::move(params), max_tokens, plan_.block_size,
-                                               tokenizer_, std::move(sink));
-    sequence->timings.arrival = util::now_seconds();
-    if (prefix_caching_) sequence->update_block_hashes(root_hash_);
-    scheduler_.add(sequence.get());
-    sequences_.emplace(id, std::move(sequence));
+    const double now = util::now_seconds();
+    // sink stays here until nothing can throw, so a failure can still be told.
+    try {
+        auto sequence = std::make_unique<Sequence>(id, std::move(params), max_tokens,
+                                                   plan_.block_size, tokenizer_);
+        sequence->timings.arrival = now;
+        if (prefix_caching_) {
+            sequence->salt_keys = salt_keys(sequence->params.cache_salt);
+            sequence->update_block_hashes(root_hash_);
+        }
+        Sequence* added = sequence.get();
+        sequences_.emplace(id, std::move(sequence));
+        try {
+            scheduler_.add(added);
+        } catch (...) {
+            sequences_.erase(id);
+            throw;
+        }
+        added->sink = std::move(sink);
+    } catch (const std::exception& error) {
+        RequestOutput output;
+        output.id = id;
+        output.time = now;
+        output.timings.arrival = now;
+        output.timings.finished = now;
+        output.finish_reason = FinishReason::Error;
+        output.error = error.what();
+        ++stats_.n_failed;
+        try {
+            sink(std::move(output));
+        } catch (...) {
+            // Nothing more can be told to a sink that fails on its last output.
+        }
+    }
     refresh_stats();
+}
+
+std::vector<uint64_t> EngineCore::salt_keys(const std::string& cache_salt) const {
+    if (cache_salt.empty()) return {};
+    const kv::BlockHash key = salt_hash_(cache_salt);
+    return {key.low, key.high};
 }
 
 void EngineCore::abort(RequestId id) {
@@ -148,6 +203,16 @@ void EngineCore::abort_all() {
 
 void EngineCore::step() {
     if (!has_work()) return;
+    try {
+        run_step();
+    } catch (const std::exception& error) {
+        // Outside any one sequence (scheduling, the batch, the forward pass):
+        // every sequence ends, which releases all their blocks.
+        fail_all(error.what());
+    }
+}
+
+void EngineCore::run_step() {
     const double start = util::now_seconds();
     const Schedule& schedule = scheduler_.schedule();
     for (Sequence* sequence : schedule.admitted) {
@@ -175,10 +240,18 @@ void EngineCore::step() {
     const double sampling_end = util::now_seconds();
 
     finished_.clear();
+    finished_.reserve(sampled_.size());  // no allocation below, where a failure is one sequence's
     for (Sampled& s : sampled_) {
-        TokenLogprob* logprob = s.sequence->params.logprobs ? &s.logprob : nullptr;
-        if (emit_token(*s.sequence, s.token, logprob, sampling_end))
-            finished_.push_back(s.sequence);
+        Sequence& sequence = *s.sequence;
+        try {
+            if (s.failure) std::rethrow_exception(s.failure);
+            TokenLogprob* logprob = sequence.params.logprobs ? &s.logprob : nullptr;
+            if (emit_token(sequence, s.token, logprob, sampling_end))
+                finished_.push_back(&sequence);
+        } catch (const std::exception& error) {
+            if (!sequence.finished) fail(sequence, error.what());
+            finished_.push_back(&sequence);
+        }
     }
     for (Sequence* sequence : finished_) sequences_.erase(sequence->id);
 
@@ -214,34 +287,44 @@ void EngineCore::build_batch(const Schedule& schedule) {
         // Only a sequence whose every token is now computed samples a new one;
         // a prompt chunk short of the end needs no logits.
         if (end == sequence.n_tokens()) {
-            sampled_.push_back({&sequence, static_cast<int32_t>(batch_.logit_rows.size()), 0, {}});
+            sampled_.push_back(
+                {&sequence, static_cast<int32_t>(batch_.logit_rows.size()), 0, {}, nullptr});
             batch_.logit_rows.push_back(first_row + chunk.n_tokens - 1);
         }
     }
 }
 
 void EngineCore::sample_ready() {
-    const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
     // Each sequence has its own sampler and random stream, so sampling them in
     // parallel gives the same tokens as one by one.
+    // A task must not throw (the pool has nowhere to send it): a failure is
+    // kept for the emit loop, which ends just that sequence.
     pool_.parallel_for(static_cast<int64_t>(sampled_.size()), [&](int64_t i) {
         Sampled& s = sampled_[static_cast<size_t>(i)];
-        Sequence& sequence = *s.sequence;
-        std::span<float> row(logits_.data() + static_cast<size_t>(s.logit_row) * vocab, vocab);
-        // Log-probabilities are the model's own, before bias and penalties,
-        // which sample() applies to row in place: they read a copy.
-        const bool want_logprobs = sequence.params.logprobs.has_value();
-        if (want_logprobs) sequence.raw_logits.assign(row.begin(), row.end());
-        for (const auto& [id, bias] : sequence.params.logit_bias)
-            row[static_cast<size_t>(id)] += bias;
-        // The penalties see the prompt too, as in llama.cpp and vLLM.
-        s.token = sequence.sampler.sample(row, sequence.tokens);
-        if (want_logprobs) {
-            s.logprob.id = s.token;
-            s.logprob.logprob = logprob_of(sequence.raw_logits, s.token);
-            s.logprob.top = top_logprobs(sequence.raw_logits, *sequence.params.logprobs);
+        try {
+            sample_one(s);
+        } catch (...) {
+            s.failure = std::current_exception();
         }
     });
+}
+
+void EngineCore::sample_one(Sampled& s) {
+    const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
+    Sequence& sequence = *s.sequence;
+    std::span<float> row(logits_.data() + static_cast<size_t>(s.logit_row) * vocab, vocab);
+    // Log-probabilities are the model's own, before bias and penalties,
+    // which sample() applies to row in place: they read a copy.
+    const bool want_logprobs = sequence.params.logprobs.has_value();
+    if (want_logprobs) sequence.raw_logits.assign(row.begin(), row.end());
+    for (const auto& [id, bias] : *sequence.params.logit_bias) row[static_cast<size_t>(id)] += bias;
+    // The penalties see the prompt too, as in llama.cpp and vLLM.
+    s.token = sequence.sampler.sample(row, sequence.tokens);
+    if (want_logprobs) {
+        s.logprob.id = s.token;
+        s.logprob.logprob = logprob_of(sequence.raw_logits, s.token);
+        s.logprob.top = top_logprobs(sequence.raw_logits, *sequence.params.logprobs);
+    }
 }
 
 void EngineCore::cache_full_blocks(Sequence& sequence, int32_t n_computed_before) {
@@ -296,7 +379,7 @@ bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* log
 
     const bool end_token =
         (!sequence.params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
-        contains(sequence.params.stop_token_ids, token);
+        sequence.params.stop_token_ids->contains(token);
     std::optional<FinishReason> reason;
     bool stop_string_found = false;
     if (end_token) {
@@ -326,10 +409,32 @@ bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* log
 void EngineCore::finish(Sequence& sequence, RequestOutput& output, FinishReason reason,
                         double now) {
     scheduler_.remove(&sequence);
+    sequence.finished = true;
     sequence.timings.finished = now;
     output.timings = sequence.timings;
     output.finish_reason = reason;
-    sequence.sink(std::move(output));
+    try {
+        sequence.sink(std::move(output));
+    } catch (...) {
+        // The request has ended either way; a sink that fails on its last
+        // output has nothing left to be told.
+    }
+}
+
+void EngineCore::fail(Sequence& sequence, std::string_view what) {
+    const double now = util::now_seconds();
+    RequestOutput output = make_output(sequence, now);
+    output.error = what;
+    finish(sequence, output, FinishReason::Error, now);
+    ++stats_.n_failed;
+}
+
+void EngineCore::fail_all(std::string_view what) {
+    for (auto& [id, sequence] : sequences_) {
+        if (!sequence->finished) fail(*sequence, what);
+    }
+    sequences_.clear();
+    refresh_stats();
 }
 
 RequestOutput EngineCore::make_output(const Sequence& sequence, double now) const {

@@ -5,12 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "ladder/engine/disk_kv_cache.h"
 #include "ladder/engine/engine_config.h"
+#include "ladder/engine/keyed_hash.h"
 #include "ladder/engine/request.h"
 #include "ladder/engine/scheduler.h"
 #include "ladder/engine/sequence.h"
@@ -36,6 +39,7 @@ struct EngineStats {
     int64_t n_generated_tokens = 0;
     int64_t n_finished = 0;
     int64_t n_aborted = 0;
+    int64_t n_failed = 0;         // ended with FinishReason::Error
     int32_t n_blocks_cached = 0;  // blocks holding a known prefix, in use or evictable
     int32_t n_window_blocks = 0;  // the sliding-window layers' group (0: none)
     int32_t n_window_blocks_used = 0;
@@ -69,7 +73,9 @@ public:
     // run with. Throws util::InputError naming what is wrong. Reads only
     // state fixed at construction, so any thread may call it.
     int32_t validate(const RequestParams& params) const;
-    // Queues a request (validated first). Outputs go to sink from step().
+    // Queues a request (validated first: util::InputError, nothing queued).
+    // Outputs go to sink from step(). Any other failure while taking it in
+    // ends just this request, with FinishReason::Error.
     void add_request(RequestId id, RequestParams params, OutputSink sink);
     // Ends a request wherever it is; its last output says Abort. Unknown or
     // finished ids are ignored.
@@ -77,7 +83,10 @@ public:
     void abort_all();
 
     bool has_work() const { return !sequences_.empty(); }
-    // One engine step; does nothing without work.
+    // One engine step; does nothing without work. A failure (an exception,
+    // such as std::bad_alloc) while handling one sequence ends that sequence
+    // with FinishReason::Error and the step goes on; one outside any sequence
+    // ends every sequence so, and the engine stays usable.
     void step();
 
     const EngineStats& stats() const { return stats_; }
@@ -90,6 +99,7 @@ public:
     const DiskKvCache* disk_cache() const { return disk_cache_.get(); }
 
 private:
+    void run_step();
     void build_batch(const Schedule& schedule);
     // Samples a token for every sequence whose computed caught up with its total.
     void sample_ready();
@@ -97,6 +107,9 @@ private:
     // Returns true when the sequence finished.
     bool emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now);
     void finish(Sequence& sequence, RequestOutput& output, FinishReason reason, double now);
+    // Ends a sequence with FinishReason::Error.
+    void fail(Sequence& sequence, std::string_view what);
+    void fail_all(std::string_view what);
     RequestOutput make_output(const Sequence& sequence, double now) const;
     void refresh_stats();
     // Offers the blocks this step filled to the prefix cache.
@@ -105,6 +118,8 @@ private:
     void release_passed_window_blocks(Sequence& sequence);
     std::optional<kv::BlockId> load_from_disk(const kv::BlockHash& hash,
                                               std::span<const TokenId> tokens);
+    // The block-hash extra keys of a cache salt (none for the empty salt).
+    std::vector<uint64_t> salt_keys(const std::string& cache_salt) const;
 
     model::Model& model_;
     const tokenizer::Tokenizer& tokenizer_;
@@ -119,6 +134,9 @@ private:
     model::KvCacheStorage kv_storage_;
     Scheduler scheduler_;
     std::unique_ptr<DiskKvCache> disk_cache_;  // null without --kv-disk-cache
+    // Turns cache salts into extra keys. Its secret is the disk tier's, so
+    // salted blocks on disk are found again after a restart; random otherwise.
+    KeyedHash salt_hash_;
     std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
     EngineStats stats_;
 
@@ -130,7 +148,9 @@ private:
         int32_t logit_row;
         TokenId token;
         TokenLogprob logprob;
+        std::exception_ptr failure;  // sampling this sequence threw
     };
+    void sample_one(Sampled& sampled);
     std::vector<Sampled> sampled_;
     std::vector<Sequence*> finished_;
 };

@@ -1,6 +1,6 @@
 #include "ladder/engine/model_bundle.h"
 
-#include "ladder/engine/model_identity.h"
+#include <algorithm>
 
 #include "ladder/engine/tokenizer_loader.h"
 #include "ladder/util/error.h"
@@ -22,6 +22,18 @@ tokenizer::ChatSpecialTokens chat_special_tokens(const tokenizer::Tokenizer& tok
     return special;
 }
 
+int32_t longest_token_bytes(const tokenizer::Tokenizer& tokenizer) {
+    size_t longest = 4;
+    const std::vector<std::string>& texts = tokenizer.vocabulary().tokens;
+    for (tokenizer::TokenId id = 0; id < tokenizer.vocab_size(); ++id) {
+        // The piece is what the token decodes to, the text what a control
+        // token matches in a prompt; either bounds the input it covers.
+        longest = std::max({longest, texts[static_cast<size_t>(id)].size(),
+                            tokenizer.token_to_piece(id, /*render_special=*/true).size()});
+    }
+    return static_cast<int32_t>(longest);
+}
+
 }  // namespace
 
 ModelBundle load_model_bundle(const std::string& path, const std::string& chat_template_name) {
@@ -29,7 +41,7 @@ ModelBundle load_model_bundle(const std::string& path, const std::string& chat_t
     bundle.file = gguf::GgufFile::open(path);
     bundle.model = model::load_model(*bundle.file);
     bundle.tokenizer = load_tokenizer(*bundle.file);
-    bundle.identity = model_identity(*bundle.file);
+    bundle.max_token_bytes = longest_token_bytes(*bundle.tokenizer);
     if (bundle.tokenizer->vocab_size() != bundle.model->config().vocab_size) {
         util::fail("{}: the tokenizer has {} tokens but the model's vocabulary is {}", path,
                    bundle.tokenizer->vocab_size(), bundle.model->config().vocab_size);

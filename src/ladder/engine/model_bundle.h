@@ -19,7 +19,9 @@ struct ModelBundle {
     std::unique_ptr<gguf::GgufFile> file;
     std::unique_ptr<model::Model> model;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
-    uint64_t identity = 0;  // model_identity(*file): keys KV blocks kept on disk
+    // The most bytes of text one token stands for (at least 4, one UTF-8
+    // character): a text longer than n times this cannot fit in n tokens.
+    int32_t max_token_bytes = 4;
     // Absent when the file has no template and none was named.
     std::optional<tokenizer::ChatTemplate> chat_template;
     // Why chat_template is absent (for a clear error when chat is asked for).

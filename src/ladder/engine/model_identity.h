@@ -10,9 +10,18 @@ class GgufFile;
 
 namespace ladder::engine {
 
-// Hashes the file's header (every metadata key and value, every tensor's
-// name, type, shape and offset), its size, and samples of the tensor data at
-// the start, middle and end: fine-tunes that share a layout still differ.
+class CacheDirectory;
+
+// Hashes every byte of the file (XXH3-64: the header with every metadata key
+// and tensor layout, and all tensor data), so files that differ anywhere,
+// fine-tunes of one layout included, never share an identity.
 uint64_t model_identity(const gguf::GgufFile& file);
+
+// model_identity(), remembered in the cache directory by the file's device,
+// inode, size and modification time, so a restart does not read the whole
+// model again. The record lives with the blocks it keys: that directory is
+// private to this user already, so no one else can plant an identity. A
+// file parsed from memory is hashed every time.
+uint64_t cached_model_identity(const gguf::GgufFile& file, const CacheDirectory& dir);
 
 }  // namespace ladder::engine

@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ladder/engine/sampling_params.h"
+#include "ladder/engine/stop_matcher.h"
 #include "ladder/tokenizer/vocabulary.h"
+#include "ladder/util/shared_value.h"
 
 namespace ladder::engine {
 
@@ -20,21 +23,41 @@ using TokenId = tokenizer::TokenId;
 // and blocks.
 enum class RequestId : uint64_t {};
 
+// Bounds on what one request may ask for, so that no request can make the
+// engine's step slow or its memory large for everyone else. The engine
+// refuses a request past them; the server names the field in its 400.
+inline constexpr size_t kMaxStopStrings = 16;
+inline constexpr size_t kMaxStopStringBytes = 1024;
+inline constexpr size_t kMaxStopTokenIds = 64;
+inline constexpr size_t kMaxLogitBiasEntries = 1024;
+inline constexpr size_t kMaxCacheSaltBytes = 1024;
+
+using LogitBias = std::vector<std::pair<TokenId, float>>;
+
+// The list-valued fields are util::Shared: the choices of one API request
+// (copies of one RequestParams) share them, read-only, instead of copying.
 struct RequestParams {
     std::vector<TokenId> prompt;  // already tokenized (chat template applied)
     SamplingParams sampling;
     // Tokens to generate at most; unset: up to the context limit.
     std::optional<int32_t> max_tokens;
-    std::vector<std::string> stop;        // stop strings, never returned as text
-    std::vector<TokenId> stop_token_ids;  // stop tokens besides end-of-generation
-    bool ignore_eos = false;              // benchmarks: always generate max_tokens
+    util::Shared<StopStrings> stop;                  // stop strings, never returned as text
+    util::Shared<std::set<TokenId>> stop_token_ids;  // stop tokens besides end-of-generation
+    bool ignore_eos = false;                         // benchmarks: always generate max_tokens
     // Log-probabilities of each generated token: nullopt = none; n = the
     // sampled token's and the n most likely alternatives.
     std::optional<int32_t> logprobs;
-    std::vector<std::pair<TokenId, float>> logit_bias;  // added to the logits before sampling
+    util::Shared<LogitBias> logit_bias;  // added to the logits before sampling
+    // Who may share this request's cached prefix: requests share cached KV
+    // blocks only when their salts are equal (empty: the common, unsalted
+    // cache). The server puts the caller's tenant and vLLM's `cache_salt`
+    // here, so one tenant's prompts never count as another's cache hits.
+    std::string cache_salt;
 };
 
-enum class FinishReason { Stop, Length, Abort };
+// Error: something failed while the engine handled this request (a failed
+// allocation); the request ended, the others go on.
+enum class FinishReason { Stop, Length, Abort, Error };
 
 const char* finish_reason_name(FinishReason reason);
 
@@ -66,6 +89,7 @@ struct RequestOutput {
     int32_t n_cached_prompt_tokens = 0;  // prompt tokens whose KV was reused
     int32_t n_preemptions = 0;           // times the request lost its KV and was recomputed
     RequestTimings timings;
+    std::string error;  // what went wrong, with FinishReason::Error
 
     bool finished() const { return finish_reason.has_value(); }
 };

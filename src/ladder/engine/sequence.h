@@ -21,8 +21,10 @@ namespace ladder::engine {
 using OutputSink = std::function<void(RequestOutput&&)>;
 
 struct Sequence {
+    // The sink is set once the sequence is registered (EngineCore::add_request),
+    // so that a failure before that can still report through it.
     Sequence(RequestId id, RequestParams params, int32_t max_tokens, int32_t block_size,
-             const tokenizer::Tokenizer& tokenizer, OutputSink sink)
+             const tokenizer::Tokenizer& tokenizer)
         : id(id),
           n_prompt_tokens(static_cast<int32_t>(params.prompt.size())),
           max_tokens(max_tokens),
@@ -31,9 +33,8 @@ struct Sequence {
           window_blocks(block_size),
           sampler(params.sampling),
           detokenizer(tokenizer),
-          stop_matcher(std::move(params.stop)),
-          params(std::move(params)),
-          sink(std::move(sink)) {}
+          stop_matcher(params.stop),
+          params(std::move(params)) {}
 
     // Tokens still to be computed into the KV cache. A running sequence always
     // has at least one: its last sampled token is computed in the next step.
@@ -45,13 +46,15 @@ struct Sequence {
         const auto block_size = static_cast<size_t>(blocks.block_size());
         return {tokens.data() + index * block_size, block_size};
     }
-    // Hashes every full block of tokens not hashed yet.
+    // Hashes every full block of tokens not hashed yet. The first block
+    // carries the cache salt's key, and through the chain every block does.
     void update_block_hashes(const kv::BlockHash& root) {
         const int32_t block_size = blocks.block_size();
         while (static_cast<int32_t>(block_hashes.size()) < n_tokens() / block_size) {
             const size_t index = block_hashes.size();
-            block_hashes.push_back(
-                kv::hash_block(index == 0 ? root : block_hashes.back(), block_tokens(index)));
+            block_hashes.push_back(index == 0
+                                       ? kv::hash_block(root, block_tokens(0), salt_keys)
+                                       : kv::hash_block(block_hashes.back(), block_tokens(index)));
         }
     }
 
@@ -68,6 +71,10 @@ struct Sequence {
     StopMatcher stop_matcher;
     RequestParams params;  // prompt moved out into tokens
     OutputSink sink;
+    bool finished = false;  // its last output was sent; it is about to be erased
+    // The keyed hash of params.cache_salt as block-hash extra keys; empty
+    // when unsalted.
+    std::vector<uint64_t> salt_keys;
     int32_t n_preemptions = 0;
     RequestTimings timings;
     // Chained hashes of the full blocks of tokens (prefix caching), kept up

@@ -107,6 +107,11 @@ public:
     const std::string& name() const { return name_; }
     // The whole file as mapped (validated at open).
     std::span<const uint8_t> bytes() const { return bytes_; }
+    // The mapped file's stamp; nullopt for bytes parsed from memory.
+    std::optional<util::FileStamp> stamp() const {
+        if (!mapped_) return std::nullopt;
+        return mapped_->stamp();
+    }
 
     const std::map<std::string, Value>& metadata() const { return metadata_; }
     // The keys in the order the file stores them (a copy of a file keeps it).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ladder/server/auth.h"
 #include "ladder/server/http_io.h"
 #include "ladder/server/slow_response.h"
 #include "ladder/server/sse_stream.h"
@@ -28,8 +29,10 @@ void require_served_model(const ServerConfig& config, const std::string& model) 
 void handle_completion(ServerContext& context, const httplib::Request& request,
                        httplib::Response& response, Endpoint endpoint,
                        const std::shared_ptr<const ResponseFormat>& format) {
-    CompletionRequest parsed =
-        parse_completion_request(parse_json_body(request), endpoint, context.bundle);
+    CompletionRequest parsed = parse_completion_request(
+        parse_json_body(request), endpoint, context.bundle, context.engine.kv_plan().max_model_len);
+    parsed.tenant =
+        authenticate(context.config.api_keys, request.get_header_value("Authorization"));
     require_served_model(context.config, parsed.model);
     const bool stream = parsed.stream;
     auto job = std::make_shared<CompletionJob>(context, std::move(parsed));

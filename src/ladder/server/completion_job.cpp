@@ -13,9 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// Engine requests one API request may start (prompts x n): a bound on what
-// one call can put in the queue.
-constexpr size_t kMaxEngineRequests = 256;
 constexpr std::chrono::milliseconds kCollectPoll{250};
 
 // The engine checks this too; here the parameter to blame gets its name.
@@ -89,6 +86,7 @@ std::vector<ChoiceOutput> CompletionJob::take(std::chrono::milliseconds timeout)
         choice.n_cached_prompt_tokens = output.n_cached_prompt_tokens;
         if (output.finished() && !choice.finish_reason) {
             choice.finish_reason = output.finish_reason;
+            choice.error = output.error;
             ++n_finished_;
         }
     }
@@ -113,6 +111,13 @@ bool CompletionJob::collect_for(std::chrono::milliseconds budget) {
 }
 
 void CompletionJob::abort() { context_.admission.abort(ids_); }
+
+const ChoiceState* CompletionJob::failed_choice() const {
+    for (const ChoiceState& choice : choices_) {
+        if (choice.finish_reason == engine::FinishReason::Error) return &choice;
+    }
+    return nullptr;
+}
 
 json CompletionJob::usage() const {
     int64_t n_prompt = 0;

@@ -25,6 +25,7 @@ struct ChoiceState {
     std::string text;
     std::vector<engine::TokenLogprob> logprobs;
     std::optional<engine::FinishReason> finish_reason;
+    std::string error;  // with FinishReason::Error: what failed in the engine
     int32_t n_prompt_tokens = 0;
     int32_t n_generated_tokens = 0;
     int32_t n_cached_prompt_tokens = 0;
@@ -41,6 +42,8 @@ public:
     const CompletionRequest& request() const { return request_; }
     const std::vector<ChoiceState>& choices() const { return choices_; }
     bool finished() const { return n_finished_ == choices_.size(); }
+    // The first choice that ended with FinishReason::Error, or null.
+    const ChoiceState* failed_choice() const;
 
     // Waits up to timeout for news, updates the choices' counts and finish
     // reasons and returns the outputs for the caller to render.

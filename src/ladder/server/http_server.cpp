@@ -60,7 +60,7 @@ ApiError routing_error(int status, const httplib::Request& request, const Router
 }  // namespace
 
 HttpServer::HttpServer(ServerContext& context)
-    : context_(context), router_(server_, context.config.api_key) {
+    : context_(context), router_(server_, context.config.api_keys) {
     const ServerConfig& config = context.config;
     // A stream holds its connection's thread for its whole life; the pool
     // must hold every stream the server promises to serve at once.

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
+#include <set>
 
 #include "ladder/server/api_error.h"
 
@@ -15,7 +17,6 @@ using json = nlohmann::json;
 // OpenAI's limits; vLLM's extensions (top_k, min_p, ...) take vLLM's.
 constexpr int32_t kMaxCompletionLogprobs = 5;
 constexpr int32_t kMaxTopLogprobs = 20;
-constexpr size_t kMaxStops = 16;
 
 // A field that is absent or null is not set.
 const json* field(const json& body, const char* name) {
@@ -89,29 +90,54 @@ void parse_sampling(const json& body, engine::SamplingParams& sampling) {
         sampling.seed = static_cast<uint64_t>(*v);
 }
 
-std::vector<std::string> parse_stop(const json& body) {
+engine::StopStrings parse_stop(const json& body) {
     const json* value = field(body, "stop");
     if (value == nullptr) return {};
-    if (value->is_string()) return {value->get<std::string>()};
-    if (!value->is_array() || value->size() > kMaxStops) {
+    const auto too_long = [](const std::string& stop) {
+        if (stop.size() > engine::kMaxStopStringBytes) {
+            invalid_param("stop", fmt::format("a stop string may be at most {} bytes (got {})",
+                                              engine::kMaxStopStringBytes, stop.size()));
+        }
+    };
+    if (value->is_string()) {
+        too_long(value->get_ref<const std::string&>());
+        return engine::StopStrings({value->get<std::string>()});
+    }
+    if (!value->is_array() || value->size() > engine::kMaxStopStrings) {
         invalid_param("stop", fmt::format("'stop' must be a string or a list of at most {} strings",
-                                          kMaxStops));
+                                          engine::kMaxStopStrings));
     }
     std::vector<std::string> stops;
     for (const json& stop : *value) {
         if (!stop.is_string()) invalid_param("stop", "'stop' must hold strings only");
+        too_long(stop.get_ref<const std::string&>());
         stops.push_back(stop.get<std::string>());
     }
-    return stops;
+    return engine::StopStrings(std::move(stops));
 }
 
-std::vector<std::pair<engine::TokenId, float>> parse_logit_bias(const json& body,
-                                                                int32_t vocab_size) {
+std::set<engine::TokenId> parse_stop_token_ids(const json& body, int32_t vocab_size) {
+    const json* ids = field(body, "stop_token_ids");
+    if (ids == nullptr) return {};
+    if (!ids->is_array() || ids->size() > engine::kMaxStopTokenIds) {
+        invalid_param("stop_token_ids",
+                      fmt::format("'stop_token_ids' must be a list of at most {} token ids",
+                                  engine::kMaxStopTokenIds));
+    }
+    const std::vector<engine::TokenId> list = parse_token_ids(*ids, "stop_token_ids", vocab_size);
+    return {list.begin(), list.end()};
+}
+
+engine::LogitBias parse_logit_bias(const json& body, int32_t vocab_size) {
     const json* value = field(body, "logit_bias");
     if (value == nullptr) return {};
     if (!value->is_object())
         invalid_param("logit_bias", "'logit_bias' must map token ids to numbers");
-    std::vector<std::pair<engine::TokenId, float>> bias;
+    if (value->size() > engine::kMaxLogitBiasEntries) {
+        invalid_param("logit_bias", fmt::format("'logit_bias' may hold at most {} tokens (got {})",
+                                                engine::kMaxLogitBiasEntries, value->size()));
+    }
+    engine::LogitBias bias;
     for (const auto& [key, number] : value->items()) {
         size_t used = 0;
         long long id = -1;
@@ -134,15 +160,55 @@ std::vector<std::pair<engine::TokenId, float>> parse_logit_bias(const json& body
     return bias;
 }
 
+std::string parse_cache_salt(const json& body) {
+    std::string salt = string_field(body, "cache_salt").value_or("");
+    if (field(body, "cache_salt") != nullptr && salt.empty())
+        invalid_param("cache_salt", "'cache_salt' must be a non-empty string if given");
+    if (salt.size() > engine::kMaxCacheSaltBytes) {
+        invalid_param("cache_salt", fmt::format("'cache_salt' may be at most {} bytes (got {})",
+                                                engine::kMaxCacheSaltBytes, salt.size()));
+    }
+    return salt;
+}
+
+// What bounds the prompts of one request, checked before any is tokenized or copied.
+struct PromptBounds {
+    int32_t n;              // choices per prompt: prompts x n stays within kMaxEngineRequests
+    size_t max_text_bytes;  // max_prompt_bytes()
+    int32_t max_model_len;
+};
+
+void check_text_bytes(size_t n_bytes, const PromptBounds& bounds, const char* param) {
+    if (n_bytes > bounds.max_text_bytes) {
+        invalid_param(param, fmt::format("the prompt has {} bytes of text; at most {} can fit the "
+                                         "context limit of {} tokens",
+                                         n_bytes, bounds.max_text_bytes, bounds.max_model_len));
+    }
+}
+
+std::vector<engine::TokenId> parse_prompt_ids(const json& ids, const PromptBounds& bounds,
+                                              int32_t vocab_size) {
+    if (ids.size() >= static_cast<size_t>(bounds.max_model_len)) {
+        invalid_param("prompt",
+                      fmt::format("the prompt has {} tokens; the context limit of {} tokens "
+                                  "leaves no room for output",
+                                  ids.size(), bounds.max_model_len));
+    }
+    return parse_token_ids(ids, "prompt", vocab_size);
+}
+
 std::vector<std::vector<engine::TokenId>> parse_prompt(const json& body,
-                                                       const tokenizer::Tokenizer& tokenizer) {
+                                                       const tokenizer::Tokenizer& tokenizer,
+                                                       const PromptBounds& bounds) {
     const json* prompt = field(body, "prompt");
     if (prompt == nullptr) invalid_param("prompt", "'prompt' is required");
     const int32_t vocab_size = tokenizer.vocab_size();
     // Prompts are tokenized as llama.cpp's server and vLLM do: with BOS where
     // the vocabulary wants it, control tokens written in the text recognised.
     auto encode = [&](const json& text) {
-        return tokenizer.encode(text.get<std::string>(), true, true);
+        const std::string& bytes = text.get_ref<const std::string&>();
+        check_text_bytes(bytes.size(), bounds, "prompt");
+        return tokenizer.encode(bytes, true, true);
     };
     if (prompt->is_string()) return {encode(*prompt)};
     const char* shape =
@@ -150,13 +216,18 @@ std::vector<std::vector<engine::TokenId>> parse_prompt(const json& body,
         "lists";
     if (!prompt->is_array() || prompt->empty()) invalid_param("prompt", shape);
     const json& first = prompt->front();
+    if (first.is_number_integer()) return {parse_prompt_ids(*prompt, bounds, vocab_size)};
+    if (prompt->size() * static_cast<size_t>(bounds.n) > kMaxEngineRequests) {
+        invalid_param("prompt", fmt::format("{} prompts x n = {} is more than the {} choices one "
+                                            "request may have",
+                                            prompt->size(), bounds.n, kMaxEngineRequests));
+    }
     std::vector<std::vector<engine::TokenId>> prompts;
-    if (first.is_number_integer()) return {parse_token_ids(*prompt, "prompt", vocab_size)};
     for (const json& item : *prompt) {
         if (first.is_string() && item.is_string()) {
             prompts.push_back(encode(item));
         } else if (first.is_array() && item.is_array() && !item.empty()) {
-            prompts.push_back(parse_token_ids(item, "prompt", vocab_size));
+            prompts.push_back(parse_prompt_ids(item, bounds, vocab_size));
         } else {
             invalid_param("prompt", shape);
         }
@@ -201,12 +272,25 @@ std::vector<engine::TokenId> parse_token_ids(const json& value, const char* name
     return ids;
 }
 
-std::vector<engine::TokenId> chat_prompt_tokens(const json& body,
-                                                const engine::ModelBundle& bundle) {
+size_t max_prompt_bytes(const engine::ModelBundle& bundle, int32_t max_model_len) {
+    return static_cast<size_t>(std::max(max_model_len, 0)) *
+           static_cast<size_t>(bundle.max_token_bytes);
+}
+
+std::string engine_cache_salt(const std::string& tenant, const std::string& cache_salt) {
+    if (tenant.empty() && cache_salt.empty()) return "";
+    // The tenant's length first: no (tenant, salt) pair can spell another's.
+    return fmt::format("{}:{}{}", tenant.size(), tenant, cache_salt);
+}
+
+std::vector<engine::TokenId> chat_prompt_tokens(const json& body, const engine::ModelBundle& bundle,
+                                                int32_t max_model_len) {
     const json* messages = field(body, "messages");
     if (messages == nullptr || !messages->is_array() || messages->empty()) {
         invalid_param("messages", "'messages' must be a non-empty list of messages");
     }
+    const PromptBounds bounds{1, max_prompt_bytes(bundle, max_model_len), max_model_len};
+    size_t n_text_bytes = 0;
     std::vector<tokenizer::ChatMessage> chat;
     for (const json& message : *messages) {
         if (!message.is_object() || !message.contains("role") || !message["role"].is_string()) {
@@ -220,6 +304,8 @@ std::vector<engine::TokenId> chat_prompt_tokens(const json& body,
                 fmt::format("unsupported role '{}': use system, user or assistant", role));
         }
         chat.push_back({role, message_content(message)});
+        n_text_bytes += chat.back().content.size();
+        check_text_bytes(n_text_bytes, bounds, "messages");
     }
     try {
         const std::string text = engine::require_chat_template(bundle).apply(chat, true);
@@ -256,6 +342,7 @@ std::vector<engine::RequestParams> engine_requests(const CompletionRequest& requ
         for (int32_t i = 0; i < request.n; ++i) {
             engine::RequestParams params = request.params;
             params.prompt = prompt;
+            params.cache_salt = engine_cache_salt(request.tenant, request.cache_salt);
             if (params.sampling.seed) *params.sampling.seed += static_cast<uint64_t>(i);
             requests.push_back(std::move(params));
         }
@@ -264,7 +351,8 @@ std::vector<engine::RequestParams> engine_requests(const CompletionRequest& requ
 }
 
 CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
-                                           const engine::ModelBundle& bundle) {
+                                           const engine::ModelBundle& bundle,
+                                           int32_t max_model_len) {
     if (!body.is_object()) invalid_param("", "the request body must be a JSON object");
     const tokenizer::Tokenizer& tokenizer = *bundle.tokenizer;
     CompletionRequest request;
@@ -278,11 +366,14 @@ CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
         request.include_usage = bool_field(*options, "include_usage").value_or(false);
     }
     request.n = static_cast<int32_t>(integer_field(body, "n", 1, kMaxChoices).value_or(1));
+    request.cache_salt = parse_cache_salt(body);
     if (endpoint == Endpoint::Completions) {
-        request.prompts = parse_prompt(body, tokenizer);
+        const PromptBounds bounds{request.n, max_prompt_bytes(bundle, max_model_len),
+                                  max_model_len};
+        request.prompts = parse_prompt(body, tokenizer, bounds);
         request.echo = bool_field(body, "echo").value_or(false);
     } else {
-        request.prompts = {chat_prompt_tokens(body, bundle)};
+        request.prompts = {chat_prompt_tokens(body, bundle, max_model_len)};
     }
 
     engine::RequestParams& params = request.params;
@@ -297,11 +388,7 @@ CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
         params.max_tokens = 16;
     }
     params.stop = parse_stop(body);
-    if (const json* ids = field(body, "stop_token_ids")) {
-        if (!ids->is_array())
-            invalid_param("stop_token_ids", "'stop_token_ids' must be a list of token ids");
-        params.stop_token_ids = parse_token_ids(*ids, "stop_token_ids", tokenizer.vocab_size());
-    }
+    params.stop_token_ids = parse_stop_token_ids(body, tokenizer.vocab_size());
     params.ignore_eos = bool_field(body, "ignore_eos").value_or(false);
     params.logit_bias = parse_logit_bias(body, tokenizer.vocab_size());
     parse_logprobs(body, endpoint, params);

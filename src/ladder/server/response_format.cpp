@@ -27,6 +27,11 @@ int64_t unix_seconds_now() {
         .count();
 }
 
+ApiError engine_failure(const std::string& what) {
+    return ApiError(500, "internal_error", "the engine failed on this request: " + what, "",
+                    "engine_error");
+}
+
 }  // namespace
 
 ResponseMeta make_response_meta(const ResponseFormat& format, const std::string& model) {
@@ -40,6 +45,7 @@ json finish_reason_json(const std::optional<engine::FinishReason>& reason) {
 
 json response_json(const ResponseMeta& meta, const ResponseFormat& format, const CompletionJob& job,
                    const tokenizer::Tokenizer& tokenizer) {
+    if (const ChoiceState* failed = job.failed_choice()) throw engine_failure(failed->error);
     json choices = json::array();
     const std::vector<ChoiceState>& states = job.choices();
     for (size_t i = 0; i < states.size(); ++i) {
@@ -62,5 +68,9 @@ json chunk_json(const ResponseMeta& meta, const ResponseFormat& format, std::opt
 }
 
 std::string sse_event(const json& data) { return "data: " + dump_json(data) + "\n\n"; }
+
+std::string sse_error_event(const std::string& what) {
+    return sse_event(error_body(engine_failure(what)));
+}
 
 }  // namespace ladder::server

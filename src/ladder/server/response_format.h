@@ -50,7 +50,9 @@ ResponseMeta make_response_meta(const ResponseFormat& format, const std::string&
 // The finish reason as OpenAI names it; null while running.
 nlohmann::json finish_reason_json(const std::optional<engine::FinishReason>& reason);
 
-// {id, object, created, model, choices, usage} of a finished job.
+// {id, object, created, model, choices, usage} of a finished job. Throws
+// ApiError 500 when a choice ended with an engine error (the request failed,
+// though the server goes on).
 nlohmann::json response_json(const ResponseMeta& meta, const ResponseFormat& format,
                              const CompletionJob& job, const tokenizer::Tokenizer& tokenizer);
 
@@ -63,6 +65,9 @@ nlohmann::json chunk_json(const ResponseMeta& meta, const ResponseFormat& format
 
 // `data: {...}\n\n`, and the stream's last event.
 std::string sse_event(const nlohmann::json& data);
+// The error a stream sends in place of a choice's chunk when the engine
+// failed on it: `data: {"error": {...}}`, which the openai client raises.
+std::string sse_error_event(const std::string& what);
 inline constexpr const char* kSseDone = "data: [DONE]\n\n";
 
 }  // namespace ladder::server

@@ -7,14 +7,15 @@
 
 namespace ladder::server {
 
-Router::Router(httplib::Server& server, std::string api_key)
-    : server_(server), api_key_(std::move(api_key)) {}
+Router::Router(httplib::Server& server, std::span<const ApiKey> keys)
+    : server_(server), keys_(keys) {}
 
 Router::Handler Router::guarded(Access access, Handler handler) const {
     return [this, access, handler = std::move(handler)](const httplib::Request& request,
                                                         httplib::Response& response) {
         try {
-            if (access == Access::ApiKey) require_api_key(request, api_key_);
+            if (access == Access::ApiKey)
+                authenticate(keys_, request.get_header_value("Authorization"));
             handler(request, response);
         } catch (const ApiError& error) {
             send_error(response, error);

@@ -8,8 +8,11 @@
 
 #include <functional>
 #include <regex>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "ladder/server/auth.h"
 
 namespace ladder::server {
 
@@ -18,7 +21,8 @@ public:
     using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
     enum class Access { Public, ApiKey };
 
-    Router(httplib::Server& server, std::string api_key);
+    // keys: checked on Access::ApiKey routes (none: every route is open).
+    Router(httplib::Server& server, std::span<const ApiKey> keys);
 
     // path is an httplib pattern (a regex over the whole path).
     void get(const std::string& path, Access access, Handler handler);
@@ -32,7 +36,7 @@ private:
     Handler guarded(Access access, Handler handler) const;
 
     httplib::Server& server_;
-    std::string api_key_;
+    std::span<const ApiKey> keys_;  // the server config's, which outlives the router
     struct Route {
         std::regex pattern;
         std::string method;

@@ -4,6 +4,8 @@
 
 namespace ladder::server {
 
+int64_t default_max_queue(int32_t max_num_seqs) { return int64_t{4} * max_num_seqs; }
+
 int http_threads_for(int32_t max_num_seqs, std::optional<int64_t> max_queue) {
     constexpr int64_t kAtLeast = 512;
     constexpr int64_t kSpare = 64;  // /health, /metrics, requests being refused

@@ -7,16 +7,19 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "ladder/server/auth.h"
 
 namespace ladder::server {
 
 struct ServerConfig {
     std::string host = "127.0.0.1";
     int port = 8080;                   // 0: any free port (printed when ready)
-    std::string api_key;               // empty: no authentication
+    std::vector<ApiKey> api_keys;      // --api-key and --api-key-file; empty: no authentication
     std::string served_model_name;     // what /v1/models lists and responses name
     std::string model_file_name;       // also accepted as the model's name
-    std::optional<int64_t> max_queue;  // requests waiting at most; unset: no limit
+    std::optional<int64_t> max_queue;  // requests waiting at most; unset: no limit (tests)
     double drain_timeout_seconds = 30.0;
     // One thread per open connection (a stream holds its thread), so this
     // bounds the connections served at once; more wait to be accepted.
@@ -25,6 +28,10 @@ struct ServerConfig {
     int io_timeout_seconds = 30;  // a read or write that makes no progress
     size_t max_body_bytes = size_t{8} << 20;
 };
+
+// --max-queue's default: a few steps' worth of sequences waiting, so a burst
+// is absorbed but an unbounded backlog (and its memory) is refused with 429.
+int64_t default_max_queue(int32_t max_num_seqs);
 
 // Enough connection threads for every sequence that can run and every
 // request that may wait, plus room for health checks and scrapes; at least

@@ -59,7 +59,7 @@ ServerMetrics::ServerMetrics()
       request_decode_time_(request_time_buckets()),
       request_prompt_tokens_(token_count_buckets()),
       request_generation_tokens_(token_count_buckets()),
-      n_finished_by_reason_{{"stop", 0}, {"length", 0}, {"abort", 0}} {}
+      n_finished_by_reason_{{"stop", 0}, {"length", 0}, {"abort", 0}, {"error", 0}} {}
 
 void ServerMetrics::record_finished(const engine::RequestOutput& last) {
     const engine::RequestTimings& t = last.timings;

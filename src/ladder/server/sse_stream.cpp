@@ -52,6 +52,10 @@ bool SseStream::pump(httplib::DataSink& sink) {
         opened_ = true;
     }
     for (const ChoiceOutput& news : job_->take(kPollInterval)) {
+        if (news.output.finish_reason == engine::FinishReason::Error) {
+            events += sse_error_event(news.output.error);
+            continue;
+        }
         size_t& text_offset = text_offsets_[static_cast<size_t>(news.choice)];
         if (auto choice =
                 format_->chunk_choice(news.choice, news.output, tokenizer_, text_offset)) {

@@ -11,9 +11,10 @@ namespace {
 
 using json = nlohmann::json;
 
-std::vector<engine::TokenId> tokenize_body(const json& body, const engine::ModelBundle& bundle) {
+std::vector<engine::TokenId> tokenize_body(const json& body, const engine::ModelBundle& bundle,
+                                           int32_t max_model_len) {
     if (!body.is_object()) invalid_param("", "the request body must be a JSON object");
-    if (body.contains("messages")) return chat_prompt_tokens(body, bundle);
+    if (body.contains("messages")) return chat_prompt_tokens(body, bundle, max_model_len);
     const auto prompt = body.find("prompt");
     if (prompt == body.end() || !prompt->is_string()) {
         invalid_param("prompt", "give 'prompt' (a string) or 'messages' (a list of messages)");
@@ -37,7 +38,8 @@ void add_tokenize_routes(Router& router, ServerContext& context) {
                     if (body.is_object() && body.contains("model") && body["model"].is_string()) {
                         require_served_model(context.config, body["model"].get<std::string>());
                     }
-                    const std::vector<engine::TokenId> tokens = tokenize_body(body, context.bundle);
+                    const std::vector<engine::TokenId> tokens =
+                        tokenize_body(body, context.bundle, context.engine.kv_plan().max_model_len);
                     send_json(response, 200,
                               {{"tokens", tokens},
                                {"count", tokens.size()},

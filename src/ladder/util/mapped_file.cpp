@@ -1,11 +1,11 @@
 #include "ladder/util/mapped_file.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 #include "ladder/util/error.h"
 
@@ -20,6 +20,9 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
         fail("'{}' is not a regular file", path);
     }
     size_bytes_ = static_cast<size_t>(info.st_size);
+    stamp_ = {static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino),
+              static_cast<int64_t>(info.st_size),
+              static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec};
     if (size_bytes_ > 0) {
         void* mapped = ::mmap(nullptr, size_bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
         if (mapped == MAP_FAILED) {

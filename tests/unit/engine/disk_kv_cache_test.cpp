@@ -1,6 +1,6 @@
 // The prefix cache's disk tier: blocks survive a restart and give the same
-// outputs; files of another model, truncated or corrupted files are removed,
-// never loaded; the directory stays under its byte limit.
+// outputs; files of another model, truncated, corrupted or forged files are
+// removed, never loaded; the directory stays under its byte limit.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +8,7 @@
 
 #include "engine_test_support.h"
 #include "ladder/engine/disk_kv_cache.h"
+#include "ladder/engine/model_identity.h"
 
 namespace ladder::engine::testing {
 namespace {
@@ -23,9 +24,12 @@ public:
     }
     ~TempDir() { fs::remove_all(path_); }
     const fs::path& path() const { return path_; }
+    // The block files (the directory's secret and the like aside).
     std::vector<fs::path> files() const {
         std::vector<fs::path> found;
-        for (const auto& entry : fs::directory_iterator(path_)) found.push_back(entry.path());
+        for (const auto& entry : fs::directory_iterator(path_)) {
+            if (entry.path().extension() == ".kvb") found.push_back(entry.path());
+        }
         std::sort(found.begin(), found.end());
         return found;
     }
@@ -162,7 +166,7 @@ TEST_F(EngineTest, DiskTierServesAPrefixAfterARestart) {
 
     EngineConfig config;
     config.kv_disk_cache_dir = dir.path().string();
-    config.model_key = bundle_->identity;
+    config.model_key = model_identity(*bundle_->file);
     auto run_with_disk = [&] {
         auto core = make_core(config);
         std::map<RequestId, Collected> results;

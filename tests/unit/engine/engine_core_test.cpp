@@ -61,7 +61,7 @@ TEST_F(EngineTest, StopStringAcrossTokensEndsTheTextBeforeIt) {
     ASSERT_GE(free_run.tokens.size(), 6u);
     const std::string head = bundle_->tokenizer->decode({free_run.tokens.data(), 2});
     const std::string stop = free_run.text.substr(head.size() - 1, 4);
-    params.stop = {stop};
+    params.stop = StopStrings({stop});
     const Collected stopped = run_alone(params);
     EXPECT_EQ(stopped.finish_reason, FinishReason::Stop);
     EXPECT_EQ(stopped.text, free_run.text.substr(0, free_run.text.find(stop)));
@@ -73,7 +73,7 @@ TEST_F(EngineTest, StopTokenIdEndsWithStopAndNoText) {
     params.ignore_eos = true;
     const Collected free_run = run_alone(params);
     ASSERT_GE(free_run.tokens.size(), 4u);
-    params.stop_token_ids = {free_run.tokens[3]};
+    params.stop_token_ids = std::set<TokenId>{free_run.tokens[3]};
     const Collected stopped = run_alone(params);
     EXPECT_EQ(stopped.finish_reason, FinishReason::Stop);
     const auto first =

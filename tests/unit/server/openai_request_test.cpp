@@ -14,21 +14,23 @@ using json = nlohmann::json;
 
 class ServerRequestTest : public ::testing::Test {
 protected:
+    static constexpr int32_t kMaxModelLen = 512;
+
     static void SetUpTestSuite() { bundle_ = testing::shared_bundle(); }
     void SetUp() override {
         if (bundle_ == nullptr) GTEST_SKIP() << "default model not present; run `make model`";
     }
 
     static CompletionRequest completions(const json& body) {
-        return parse_completion_request(body, Endpoint::Completions, *bundle_);
+        return parse_completion_request(body, Endpoint::Completions, *bundle_, kMaxModelLen);
     }
     static CompletionRequest chat(const json& body) {
-        return parse_completion_request(body, Endpoint::ChatCompletions, *bundle_);
+        return parse_completion_request(body, Endpoint::ChatCompletions, *bundle_, kMaxModelLen);
     }
     // The parameter named by the 400 the body gets.
     static std::string rejected_param(const json& body, Endpoint endpoint) {
         try {
-            parse_completion_request(body, endpoint, *bundle_);
+            parse_completion_request(body, endpoint, *bundle_, kMaxModelLen);
         } catch (const ApiError& error) {
             EXPECT_EQ(error.status(), 400) << error.what();
             return error.param();
@@ -72,11 +74,11 @@ TEST_F(ServerRequestTest, MapsSamplingFieldsOntoTheEngineRequest) {
     EXPECT_FLOAT_EQ(params.sampling.repetition_penalty, 1.1f);
     EXPECT_EQ(params.sampling.seed, 7u);
     EXPECT_EQ(params.max_tokens, 12);
-    EXPECT_EQ(params.stop, std::vector<std::string>{"\n"});
+    EXPECT_EQ(params.stop->texts(), std::vector<std::string>{"\n"});
     EXPECT_EQ(params.logprobs, 2);
     EXPECT_TRUE(params.ignore_eos);
-    ASSERT_EQ(params.logit_bias.size(), 1u);
-    EXPECT_EQ(params.logit_bias[0].first, 15);
+    ASSERT_EQ(params.logit_bias->size(), 1u);
+    EXPECT_EQ((*params.logit_bias)[0].first, 15);
     EXPECT_EQ(request.n, 3);
     EXPECT_TRUE(request.stream);
     EXPECT_TRUE(request.include_usage);
@@ -132,7 +134,7 @@ TEST_F(ServerRequestTest, UnknownFieldsAndNullsAreIgnored) {
                                                    {"suffix", "x"},
                                                    {"stop", nullptr}});
     EXPECT_FLOAT_EQ(request.params.sampling.temperature, 1.0f);
-    EXPECT_TRUE(request.params.stop.empty());
+    EXPECT_TRUE(request.params.stop->empty());
 }
 
 TEST_F(ServerRequestTest, RejectsBadFieldsNamingThem) {
@@ -184,6 +186,88 @@ TEST_F(ServerRequestTest, RejectsBadMessages) {
     for (const json& body : cases) {
         EXPECT_EQ(rejected_param(body, Endpoint::ChatCompletions), "messages") << body.dump();
     }
+}
+
+TEST_F(ServerRequestTest, BoundsEveryListBeforeCopyingIt) {
+    const std::string long_stop(engine::kMaxStopStringBytes + 1, 'x');
+    const std::vector<std::string> many_stops(engine::kMaxStopStrings + 1, "x");
+    std::vector<int> many_ids(engine::kMaxStopTokenIds + 1, 7);
+    std::vector<int> huge_ids(100000, 7);
+    json many_biases = json::object();
+    for (size_t i = 0; i <= engine::kMaxLogitBiasEntries; ++i) many_biases[std::to_string(i)] = 1;
+    const std::vector<std::pair<json, std::string>> cases = {
+        {{{"prompt", "x"}, {"stop", long_stop}}, "stop"},
+        {{{"prompt", "x"}, {"stop", {"ok", long_stop}}}, "stop"},
+        {{{"prompt", "x"}, {"stop", std::string(1 << 20, 'x')}}, "stop"},
+        {{{"prompt", "x"}, {"stop", many_stops}}, "stop"},
+        {{{"prompt", "x"}, {"stop_token_ids", many_ids}}, "stop_token_ids"},
+        {{{"prompt", "x"}, {"stop_token_ids", huge_ids}}, "stop_token_ids"},
+        {{{"prompt", "x"}, {"stop_token_ids", 7}}, "stop_token_ids"},
+        {{{"prompt", "x"}, {"logit_bias", many_biases}}, "logit_bias"},
+        {{{"prompt", "x"}, {"cache_salt", ""}}, "cache_salt"},
+        {{{"prompt", "x"}, {"cache_salt", 5}}, "cache_salt"},
+        {{{"prompt", "x"}, {"cache_salt", std::string(engine::kMaxCacheSaltBytes + 1, 's')}},
+         "cache_salt"},
+    };
+    for (const auto& [body, param] : cases) {
+        EXPECT_EQ(rejected_param(body, Endpoint::Completions), param) << body.dump().substr(0, 80);
+    }
+    // At the bounds, accepted; stop token ids are a set.
+    const CompletionRequest at_bounds = completions(
+        {{"prompt", "x"},
+         {"stop", std::vector<std::string>(engine::kMaxStopStrings,
+                                           std::string(engine::kMaxStopStringBytes, 'y'))},
+         {"stop_token_ids", {5, 7, 5, 7}}});
+    EXPECT_EQ(at_bounds.params.stop->size(), engine::kMaxStopStrings);
+    EXPECT_EQ(*at_bounds.params.stop_token_ids, (std::set<engine::TokenId>{5, 7}));
+}
+
+TEST_F(ServerRequestTest, BoundsPromptsBeforeTokenizingThem) {
+    // No token stands for more than max_token_bytes, so a longer text could
+    // not fit the context: refused without being tokenized.
+    const size_t limit = max_prompt_bytes(*bundle_, kMaxModelLen);
+    ASSERT_EQ(limit, size_t{kMaxModelLen} * static_cast<size_t>(bundle_->max_token_bytes));
+    const std::string too_long(limit + 1, 'a');
+    EXPECT_EQ(rejected_param({{"prompt", too_long}}, Endpoint::Completions), "prompt");
+    EXPECT_EQ(rejected_param({{"prompt", {"ok", too_long}}}, Endpoint::Completions), "prompt");
+    const json long_chat =
+        json::array({{{"role", "system"}, {"content", too_long.substr(limit / 2)}},
+                     {{"role", "user"}, {"content", too_long.substr(limit / 2)}}});
+    EXPECT_EQ(rejected_param({{"messages", long_chat}}, Endpoint::ChatCompletions), "messages");
+    // Token-id prompts that cannot fit are refused before they are copied.
+    const std::vector<int> ids(kMaxModelLen, 7);
+    EXPECT_EQ(rejected_param({{"prompt", ids}}, Endpoint::Completions), "prompt");
+    EXPECT_EQ(rejected_param({{"prompt", {ids}}}, Endpoint::Completions), "prompt");
+    // prompts x n within kMaxEngineRequests, checked before any is tokenized.
+    const std::vector<std::string> prompts(kMaxEngineRequests / kMaxChoices + 1, "hi");
+    EXPECT_EQ(rejected_param({{"prompt", prompts}, {"n", kMaxChoices}}, Endpoint::Completions),
+              "prompt");
+    const std::vector<std::string> fitting(kMaxEngineRequests / kMaxChoices, "hi");
+    EXPECT_EQ(completions({{"prompt", fitting}, {"n", kMaxChoices}}).prompts.size(),
+              fitting.size());
+}
+
+TEST_F(ServerRequestTest, ChoicesShareTheirListsAndCarryTheTenantsSalt) {
+    CompletionRequest request = completions({{"prompt", {"a", "b"}},
+                                             {"n", 3},
+                                             {"stop", {"x"}},
+                                             {"stop_token_ids", {5}},
+                                             {"logit_bias", {{"15", 1}}},
+                                             {"cache_salt", "s3cret"}});
+    request.tenant = "alice";
+    const std::vector<engine::RequestParams> requests = engine_requests(request);
+    ASSERT_EQ(requests.size(), 6u);
+    for (const engine::RequestParams& params : requests) {
+        EXPECT_EQ(&*params.stop, &*requests[0].stop) << "stop strings copied per choice";
+        EXPECT_EQ(&*params.stop_token_ids, &*requests[0].stop_token_ids);
+        EXPECT_EQ(&*params.logit_bias, &*requests[0].logit_bias);
+        EXPECT_EQ(params.cache_salt, engine_cache_salt("alice", "s3cret"));
+    }
+    // The tenant and the salt are joined so that neither can imitate the other.
+    EXPECT_EQ(engine_cache_salt("", ""), "");
+    EXPECT_NE(engine_cache_salt("alice", ""), "");
+    EXPECT_NE(engine_cache_salt("ab", "c"), engine_cache_salt("a", "bc"));
+    EXPECT_NE(engine_cache_salt("", "alice"), engine_cache_salt("alice", ""));
 }
 
 TEST_F(ServerRequestTest, BodyMustBeAnObject) {

@@ -1,6 +1,10 @@
-// The server's small parts that need no engine: key comparison, model
-// names, Prometheus histograms and metrics text, logprobs shapes.
+// The server's small parts that need no engine: API keys and tenants, model
+// names, queue defaults, Prometheus histograms and metrics text, logprobs shapes.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "ladder/server/api_error.h"
 #include "ladder/server/auth.h"
@@ -21,22 +25,68 @@ TEST(ServerAuth, MatchesOnlyTheSameBytes) {
     EXPECT_TRUE(constant_time_equal("", ""));
 }
 
-TEST(ServerAuth, RequiresTheBearerKeyWhenOneIsSet) {
-    httplib::Request request;
-    EXPECT_NO_THROW(require_api_key(request, ""));
-    EXPECT_THROW(require_api_key(request, "k1"), ApiError);
-    request.set_header("Authorization", "Bearer k1");
-    EXPECT_NO_THROW(require_api_key(request, "k1"));
-    EXPECT_THROW(require_api_key(request, "k2"), ApiError);
-    httplib::Request basic;
-    basic.set_header("Authorization", "Basic k1");
-    try {
-        require_api_key(basic, "k1");
-        ADD_FAILURE() << "a Basic header was accepted";
-    } catch (const ApiError& error) {
-        EXPECT_EQ(error.status(), 401);
-        EXPECT_EQ(error.code(), "invalid_api_key");
+TEST(ServerAuth, RequiresABearerKeyWhenTheServerHasKeys) {
+    const std::vector<ApiKey> keys{{"k1", "alice"}, {"k2", "bob"}, {"k3", "alice"}};
+    EXPECT_EQ(authenticate({}, ""), "") << "no keys: everyone is the one anonymous tenant";
+    EXPECT_EQ(authenticate(keys, "Bearer k1"), "alice");
+    EXPECT_EQ(authenticate(keys, "Bearer k2"), "bob");
+    EXPECT_EQ(authenticate(keys, "Bearer k3"), "alice") << "keys with one name are one tenant";
+    for (const char* header :
+         {"", "Bearer", "Bearer ", "Bearer k4", "Bearer k1x", "Basic k1", "k1", "Bearerk1"}) {
+        try {
+            authenticate(keys, header);
+            ADD_FAILURE() << "accepted '" << header << "'";
+        } catch (const ApiError& error) {
+            EXPECT_EQ(error.status(), 401) << header;
+            EXPECT_EQ(error.code(), "invalid_api_key") << header;
+        }
     }
+}
+
+TEST(ServerAuth, TheBearerSchemeIsMatchedInAnyCase) {
+    const std::vector<ApiKey> keys{{"Secret-Key", "t"}};
+    for (const char* header : {"Bearer Secret-Key", "bearer Secret-Key", "BEARER Secret-Key",
+                               "bEaReR  Secret-Key", "Bearer\tSecret-Key "}) {
+        EXPECT_EQ(authenticate(keys, header), "t") << header;
+    }
+    // The key itself is compared exactly.
+    EXPECT_THROW(authenticate(keys, "Bearer secret-key"), ApiError);
+}
+
+class ApiKeyFile : public ::testing::Test {
+protected:
+    void TearDown() override { std::filesystem::remove(path_); }
+    std::string write(const std::string& text) {
+        std::ofstream(path_) << text;
+        return path_.string();
+    }
+    std::filesystem::path path_ = std::filesystem::temp_directory_path() /
+                                  ("ladder-keys-" + std::to_string(::getpid()) + ".txt");
+};
+
+TEST_F(ApiKeyFile, OneKeyALineWithAnOptionalName) {
+    const std::vector<ApiKey> keys =
+        read_api_key_file(write("# tenants of the staging server\n"
+                                "sk-alice-1  alice\n"
+                                "\n"
+                                "sk-bob\tBob Smith \n"
+                                "sk-anonymous\n"
+                                "   sk-alice-2 alice\r\n"));
+    ASSERT_EQ(keys.size(), 4u);
+    EXPECT_EQ(keys[0].key, "sk-alice-1");
+    EXPECT_EQ(keys[0].tenant, "alice");
+    EXPECT_EQ(keys[1].key, "sk-bob");
+    EXPECT_EQ(keys[1].tenant, "Bob Smith");
+    EXPECT_EQ(keys[2].key, "sk-anonymous");
+    EXPECT_EQ(keys[2].tenant, "sk-anonymous") << "an unnamed key is a tenant of its own";
+    EXPECT_EQ(keys[3].key, "sk-alice-2");
+    EXPECT_EQ(keys[3].tenant, "alice");
+}
+
+TEST_F(ApiKeyFile, RefusesARepeatedKeyAndAFileWithoutKeys) {
+    EXPECT_THROW(read_api_key_file(write("k1 a\nk1 b\n")), util::InputError);
+    EXPECT_THROW(read_api_key_file(write("# nothing\n\n")), util::InputError);
+    EXPECT_THROW(read_api_key_file((path_.string() + ".missing")), util::InputError);
 }
 
 TEST(ServerModelName, TakesTheServedNameTheFileNameOrNone) {
@@ -50,6 +100,11 @@ TEST(ServerModelName, TakesTheServedNameTheFileNameOrNone) {
     EXPECT_FALSE(accepts_model_name(config, "gpt-4"));
     EXPECT_FALSE(accepts_model_name(config, "SmolLM2"));
     EXPECT_FALSE(accepts_model_name(config, "Smol"));
+}
+
+TEST(ServerMaxQueue, DefaultsToFourStepsOfSequences) {
+    EXPECT_EQ(default_max_queue(256), 1024);
+    EXPECT_EQ(default_max_queue(8), 32);
 }
 
 TEST(ServerHttpThreads, HoldEveryRunningAndWaitingRequest) {
