@@ -15,7 +15,7 @@ bool constant_time_equal(std::string_view given, std::string_view secret) {
     return difference == 0;
 }
 
-void require_api_key(const httplib::Request& request, const std::string& api_key) {
+void require_api_key(const HttpRequest& request, const std::string& api_key) {
     if (api_key.empty()) return;
     const std::string header = request.get_header_value("Authorization");
     constexpr std::string_view kScheme = "Bearer ";

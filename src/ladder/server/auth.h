@@ -2,10 +2,10 @@
 // compared in time that does not depend on where the two differ.
 #pragma once
 
-#include <httplib.h>
-
 #include <string>
 #include <string_view>
+
+#include "ladder/server/http_message.h"
 
 namespace ladder::server {
 
@@ -14,6 +14,6 @@ namespace ladder::server {
 bool constant_time_equal(std::string_view given, std::string_view secret);
 
 // Throws ApiError 401 unless the request carries the key (no key: anyone).
-void require_api_key(const httplib::Request& request, const std::string& api_key);
+void require_api_key(const HttpRequest& request, const std::string& api_key);
 
 }  // namespace ladder::server

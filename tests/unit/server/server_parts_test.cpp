@@ -22,13 +22,13 @@ TEST(ServerAuth, MatchesOnlyTheSameBytes) {
 }
 
 TEST(ServerAuth, RequiresTheBearerKeyWhenOneIsSet) {
-    httplib::Request request;
+    HttpRequest request;
     EXPECT_NO_THROW(require_api_key(request, ""));
     EXPECT_THROW(require_api_key(request, "k1"), ApiError);
     request.set_header("Authorization", "Bearer k1");
     EXPECT_NO_THROW(require_api_key(request, "k1"));
     EXPECT_THROW(require_api_key(request, "k2"), ApiError);
-    httplib::Request basic;
+    HttpRequest basic;
     basic.set_header("Authorization", "Basic k1");
     try {
         require_api_key(basic, "k1");
@@ -52,11 +52,10 @@ TEST(ServerModelName, TakesTheServedNameTheFileNameOrNone) {
     EXPECT_FALSE(accepts_model_name(config, "Smol"));
 }
 
-TEST(ServerHttpThreads, HoldEveryRunningAndWaitingRequest) {
-    EXPECT_EQ(http_threads_for(256, std::nullopt), 512);
-    EXPECT_EQ(http_threads_for(256, int64_t{256}), 576);
-    EXPECT_EQ(http_threads_for(1024, std::nullopt), 1088);
-    EXPECT_EQ(http_threads_for(256, int64_t{1} << 40), 16384);
+TEST(ServerHttpThreads, OnePerCoreAndAtLeastTwo) {
+    EXPECT_EQ(handler_threads_for(0), 2);
+    EXPECT_EQ(handler_threads_for(1), 2);
+    EXPECT_EQ(handler_threads_for(16), 16);
 }
 
 TEST(ServerHistogram, CountsCumulativelyWithValuesOnABoundInItsBucket) {
