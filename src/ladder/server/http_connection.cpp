@@ -29,6 +29,11 @@ constexpr std::chrono::seconds kLingerTime{2};
 // A stream is polled at least this often even without news, so that it can
 // send a keep-alive comment while its request waits.
 constexpr std::chrono::seconds kStreamTick{1};
+// The kernel's send buffer of a connection (it doubles this). Linux would
+// grow it to 4 MiB for a client that stopped reading; capped, a stalled
+// client holds at most this much kernel memory, and backpressure reaches
+// its stream (and --timeout its request) after a few hundred KiB.
+constexpr int kSendBufferBytes = 128 << 10;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr std::string_view kLastChunk = "0\r\n\r\n";
 constexpr std::string_view kChunkEnd = "\r\n";
@@ -70,6 +75,7 @@ void HttpConnection::start() {
     error_code ec;
     socket_.non_blocking(true, ec);
     socket_.set_option(tcp::no_delay(true), ec);  // SSE chunks are small and must leave at once
+    socket_.set_option(asio::socket_base::send_buffer_size(kSendBufferBytes), ec);
     // The first request has the request timeout from the moment of accept.
     arm_read_deadline(Clock::now() + services_.settings.request_timeout);
     wait_readable();
@@ -498,7 +504,7 @@ void HttpConnection::finish_exchange() {
     wait_readable();
 }
 
-void HttpConnection::answer_and_close(const ApiError& error) {
+void HttpConnection::answer_and_close(ApiError error) {
     reader_.reset();
     keep_alive_ = false;
     ++read_serial_;

@@ -120,7 +120,7 @@ private:
     void count_open_body();
     void end_body(bool cancel);
     void finish_exchange();
-    void answer_and_close(const ApiError& error);
+    void answer_and_close(ApiError error);  // (a copy: it may come from the reader it resets)
     void linger();
 
     boost::asio::ip::tcp::socket socket_;
