@@ -23,6 +23,7 @@ import signal
 import statistics
 import subprocess
 import time
+import urllib.request
 
 READY = re.compile(r"listening on http://([0-9.]+):(\d+)")
 
@@ -86,6 +87,23 @@ async def one_round(host, port, concurrency, prompt_tokens, output_tokens, seed)
             "tpot_ms": statistics.mean((r[2] - r[1]) / max(r[0] - 1, 1) for r in results) * 1e3}
 
 
+def stream_delay_quantiles(host, port, quantiles=(0.5, 0.99, 0.999)):
+    """What the server adds between an output leaving the engine and its SSE
+    chunk being written, from the ladder:stream_delay_seconds histogram: for
+    each quantile, the upper bound of its bucket (the delay is at most this)."""
+    text = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=30).read().decode()
+    buckets = []  # (upper bound, cumulative count)
+    for line in text.splitlines():
+        if line.startswith("ladder:stream_delay_seconds_bucket"):
+            bound = re.search(r'le="([^"]+)"', line).group(1)
+            buckets.append((float(bound), float(line.rsplit(" ", 1)[1])))
+    total = buckets[-1][1] if buckets else 0
+    bounds = {}
+    for quantile in quantiles:
+        bounds[quantile] = next(bound for bound, count in buckets if count >= quantile * total)
+    return int(total), bounds
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -116,6 +134,7 @@ def main():
                   f"({result['tokens']} tokens in {result['wall_s']:.2f} s)", flush=True)
             if best is None or result["output_tps"] > best["output_tps"]:
                 best = result
+        n_outputs, delays = stream_delay_quantiles(host, port)
     finally:
         if process is not None:
             process.send_signal(signal.SIGTERM)
@@ -126,6 +145,8 @@ def main():
     print("|---|---|---|---|---|---|")
     print(f"| {args.concurrency} | {best['output_tps']:.1f} | {best['wall_s']:.2f} | "
           f"{best['ttft_median_s']:.2f} | {best['ttft_max_s']:.2f} | {best['tpot_ms']:.1f} |")
+    print(f"server delay from engine output to SSE write, over {n_outputs} outputs: " +
+          ", ".join(f"p{q * 100:g} <= {bound * 1e3:g} ms" for q, bound in delays.items()))
 
 
 if __name__ == "__main__":

@@ -86,10 +86,14 @@ void HttpConnection::refuse(const ApiError& error) {
     send_error(response, error);
     const std::string bytes =
         head(error.status(), response.headers, false, response.body.size()) + response.body;
-    // Best effort on a fresh socket: its send buffer is empty.
+    // Best effort on a fresh socket: its send buffer is empty. What the
+    // client already sent is read first, so that closing sends a FIN, not
+    // a reset that could destroy the answer before the client reads it.
     error_code ec;
     socket_.non_blocking(true, ec);
     socket_.write_some(bytes_of(bytes), ec);
+    for (int i = 0; i < 4 && !ec; ++i) socket_.read_some(asio::buffer(services_.read_buffer), ec);
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
     socket_.close(ec);
     closed_ = true;
 }
@@ -160,15 +164,8 @@ void HttpConnection::on_readable() {
             return;
         case State::Reading:
             input_.append(received);
-            if (peer_closed_) {
-                take_input();
-                if (state_ == State::Reading) {
-                    reader_->feed_end();
-                    answer_and_close(reader_->error());
-                }
-                return;
-            }
             take_input();
+            end_if_peer_closed();
             return;
         case State::Lingering:
             if (peer_closed_) {
@@ -218,13 +215,20 @@ void HttpConnection::take_input() {
             continue;
         }
         if (stage == RequestReader::Stage::Body) {
-            if (used == 0) wait_readable();
-            if (used == 0) return;
-            continue;
+            if (used > 0) continue;
+            wait_readable();
+            return;
         }
         dispatch();
         return;
     }
+}
+
+void HttpConnection::end_if_peer_closed() {
+    // The client shut its side before its request was whole.
+    if (!peer_closed_ || state_ != State::Reading || write_in_flight_) return;
+    reader_->feed_end();
+    answer_and_close(reader_->error());
 }
 
 bool HttpConnection::after_header() {
@@ -244,7 +248,10 @@ bool HttpConnection::after_header() {
         return false;
     }
     if (reader_->expects_continue() && reader_->stage() == RequestReader::Stage::Body) {
-        write({bytes_of(kContinue)}, [this] { take_input(); });
+        write({bytes_of(kContinue)}, [this] {
+            take_input();
+            end_if_peer_closed();
+        });
         return false;
     }
     return true;

@@ -99,6 +99,8 @@ private:
     // Screens the header; false when the request was answered (or waits
     // for a 100 Continue to go out).
     bool after_header();
+    // A client that shut its side mid-request gets its 400.
+    void end_if_peer_closed();
     void on_read_deadline();
     void arm_read_deadline(std::chrono::steady_clock::time_point deadline);
     // Handling.
