@@ -7,15 +7,18 @@ Workers send, at random: streaming completions and chat completions read to
 hangs up midway, and bad input (malformed JSON, text/plain, a foreign Host,
 a 20 KiB header, a 9 MiB chunked body, a header that never ends, an unknown
 route), each checked against the answer it must get. Every --sample seconds
-it records the server's RSS, the KV blocks in use, requests running and
-waiting, open connections, and the count of each outcome. At the end the
-load stops and the server must come back to idle: no request running or
-waiting, every KV block free, and RSS within --max-rss-growth-mib of what it
-was once warmed up. Any answer other than the expected one is an error, and
-any error fails the run (exit 1). Standard library only.
+it records the server's RSS (all, and anonymous), the KV blocks in use,
+requests running and waiting, open connections, and the count of each
+outcome. At the end the load stops and the server must come back to idle:
+no request running or waiting, every KV block free, and anonymous RSS within
+--max-rss-growth-mib of what it was once warmed up. Any answer other than the
+expected one is an error, and any error fails the run (exit 1). Standard
+library only (gnuplot for --plot).
 
-    python3 scripts/soak.py --duration 1800 --csv soak.csv      # 30 minutes
-    python3 scripts/soak.py --duration 120                      # what CI runs
+    python3 scripts/soak.py --duration 1800 --csv soak.csv --plot soak.svg  # 30 minutes
+    python3 scripts/soak.py --duration 120                                   # what CI runs
+
+--plot draws the samples over time with gnuplot (Debian: gnuplot-nox).
 """
 import argparse
 import asyncio
@@ -25,6 +28,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -280,18 +284,24 @@ async def metrics(client):
     return values
 
 
-def rss_mib(pid):
-    if pid is None:
-        return float("nan")
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+def memory_mib(pid):
+    """The server's resident memory: all of it, and its anonymous part (what
+    a leak grows; the rest is mostly the model's file mapping, which the
+    kernel may page out and in under pressure)."""
+    values = {"VmRSS": float("nan"), "RssAnon": float("nan")}
+    if pid is not None:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                key = line.split(":")[0]
+                if key in values:
+                    values[key] = int(line.split()[1]) / 1024
+    return values["VmRSS"], values["RssAnon"]
 
 
 def sample_row(elapsed, pid, values, counts):
-    return {"seconds": round(elapsed, 1), "rss_mib": round(rss_mib(pid), 1),
+    rss, anonymous = memory_mib(pid)
+    return {"seconds": round(elapsed, 1), "rss_mib": round(rss, 1),
+            "anon_rss_mib": round(anonymous, 1),
             "kv_blocks_used": int(values["ladder:kv_cache_blocks_used"]),
             "running": int(values["ladder:num_requests_running"]),
             "waiting": int(values["ladder:num_requests_waiting"]),
@@ -329,8 +339,11 @@ async def soak(client, args, pid):
 
 
 def start_server(args):
+    # A small KV cache: the prefix cache touches every block of it within
+    # the warm-up, so that what the pool's pages add to RSS is bounded (by
+    # 32 MiB) and not taken for a leak.
     command = [args.ladder, "serve", "--port", "0", "-t", str(args.threads), "--kv-cache-mem",
-               "64MiB", "--max-queue", "256", "--timeout", "5", "--request-timeout",
+               "32MiB", "--max-queue", "256", "--timeout", "5", "--request-timeout",
                str(args.request_timeout)]
     if args.model:
         command += ["-m", args.model]
@@ -340,6 +353,54 @@ def start_server(args):
         if match:
             return process, match.group(1), int(match.group(2))
     raise SystemExit(f"ladder serve exited {process.wait()} before it was ready")
+
+
+PLOT_SCRIPT = """\
+set terminal svg size 960,720 dynamic font 'sans,11' background rgb 'white'
+set output '{output}'
+set datafile separator ','
+set key autotitle columnhead top left
+set grid
+set multiplot layout 3,1 title 'ladder serve under scripts/soak.py'
+set xrange [0:*]
+set format x ''
+set ylabel 'RSS (MiB)'
+set yrange [0:*]
+plot '{data}' using ($1/60):2 with linespoints pt 7 ps 0.4 title 'server RSS', \\
+     '' using ($1/60):3 with linespoints pt 7 ps 0.4 title 'anonymous RSS'
+set ylabel 'in use'
+plot '{data}' using ($1/60):4 with linespoints pt 7 ps 0.4 title 'KV blocks in use', \\
+     '' using ($1/60):5 with steps title 'requests running', \\
+     '' using ($1/60):7 with steps title 'open connections'
+set format x '%g'
+set xlabel 'minutes'
+set ylabel 'count'
+set logscale y
+set yrange [1:*]
+plot '{data}' using ($1/60):8 with lines title 'requests answered', \\
+     '' using ($1/60):10 with lines title 'aborted (hang-ups)', \\
+     '' using ($1/60):($9+1) with lines lw 2 title 'errors + 1'
+unset multiplot
+"""
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot(rows, output, data=None):
+    """Draws the samples with gnuplot into an SVG (from data, the CSV, if given)."""
+    if shutil.which("gnuplot") is None:
+        print("--plot: gnuplot is not installed (Debian: gnuplot-nox); no chart", file=sys.stderr)
+        return
+    if data is None:
+        data = output + ".csv"
+        write_csv(data, rows)
+    script = PLOT_SCRIPT.format(output=output, data=data)
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
 def main():
@@ -354,8 +415,10 @@ def main():
     parser.add_argument("--request-timeout", type=float, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", help="write the samples here")
+    parser.add_argument("--plot", help="draw the samples into this SVG (gnuplot)")
     parser.add_argument("--max-rss-growth-mib", type=float, default=64,
-                        help="RSS at the end over RSS at the first sample past a quarter of the run")
+                        help="anonymous RSS at the end over that at the first sample past a "
+                        "quarter of the run")
     args = parser.parse_args()
 
     process, host, port = start_server(args)
@@ -366,15 +429,15 @@ def main():
         process.send_signal(signal.SIGTERM)
         exit_status = process.wait(60)
     if args.csv:
-        with open(args.csv, "w", newline="") as file:
-            writer = csv.DictWriter(file, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(args.csv, rows)
+    if args.plot:
+        plot(rows, args.plot, args.csv)
     warmed = next(r for r in rows if r["seconds"] >= args.duration / 4)
-    growth = rows[-1]["rss_mib"] - warmed["rss_mib"]
+    growth = rows[-1]["anon_rss_mib"] - warmed["anon_rss_mib"]
     print("outcomes:", dict(sorted(counts.items())))
-    print(f"RSS after warm-up {warmed['rss_mib']} MiB, at the end {rows[-1]['rss_mib']} MiB "
-          f"({growth:+.1f} MiB); idle at the end: {idle}; server exit status {exit_status}")
+    print(f"anonymous RSS after warm-up {warmed['anon_rss_mib']} MiB, at the end "
+          f"{rows[-1]['anon_rss_mib']} MiB ({growth:+.1f} MiB; all RSS {rows[-1]['rss_mib']} MiB); "
+          f"idle at the end: {idle}; server exit status {exit_status}")
     failures = errors[:20]
     if not idle:
         failures.append(f"not idle after the load: {rows[-1]}")
