@@ -104,6 +104,20 @@ def stream_delay_quantiles(host, port, quantiles=(0.5, 0.99, 0.999)):
     return int(total), bounds
 
 
+def thread_cpu_seconds(pid, name="ladder-http"):
+    """CPU time (user + system) of the server's thread of this name: the
+    event loop, which renders and writes every SSE chunk."""
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/comm") as comm:
+            if comm.read().strip() != name:
+                continue
+        with open(f"/proc/{pid}/task/{task}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -126,6 +140,7 @@ def main():
         process, host, port = start_server(args.ladder, args.model, args.threads,
                                            args.concurrency, args.extra)
     try:
+        loop_cpu_start = thread_cpu_seconds(process.pid) if process else None
         best = None
         for round_index in range(args.rounds):
             result = asyncio.run(one_round(host, port, args.concurrency, args.prompt_tokens,
@@ -135,6 +150,7 @@ def main():
             if best is None or result["output_tps"] > best["output_tps"]:
                 best = result
         n_outputs, delays = stream_delay_quantiles(host, port)
+        loop_cpu = thread_cpu_seconds(process.pid) if process else None
     finally:
         if process is not None:
             process.send_signal(signal.SIGTERM)
@@ -147,6 +163,9 @@ def main():
           f"{best['ttft_median_s']:.2f} | {best['ttft_max_s']:.2f} | {best['tpot_ms']:.1f} |")
     print(f"server delay from engine output to SSE write, over {n_outputs} outputs: " +
           ", ".join(f"p{q * 100:g} <= {bound * 1e3:g} ms" for q, bound in delays.items()))
+    if loop_cpu is not None and loop_cpu_start is not None and n_outputs:
+        print(f"event-loop thread CPU: {loop_cpu - loop_cpu_start:.2f} s, "
+              f"{(loop_cpu - loop_cpu_start) / n_outputs * 1e6:.0f} us per output")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "ladder/server/http_server.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/resource.h>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -33,6 +34,8 @@ constexpr size_t kReadBufferBytes = size_t{64} << 10;
 // When accepting fails for want of file descriptors, wait this long rather
 // than spin on a connection that stays in the backlog.
 constexpr std::chrono::milliseconds kAcceptPause{100};
+// The event loop's thread (at most 15 characters).
+constexpr const char* kLoopThreadName = "ladder-http";
 
 std::chrono::milliseconds milliseconds(double seconds) {
     return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
@@ -233,6 +236,9 @@ void HttpServer::start() {
     impl.work.emplace(impl.loop->get_executor());
     asio::post(*impl.loop, [&impl] { impl.accept(); });
     impl.loop_thread = std::thread([&impl] {
+        // Named, so that top, perf and scripts/bench_serve.py can tell the
+        // transport's CPU time from the engine's.
+        pthread_setname_np(pthread_self(), kLoopThreadName);
         while (true) {
             try {
                 impl.loop->run();
