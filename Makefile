@@ -8,7 +8,7 @@ LADDER := $(BUILD_DIR)/bin/ladder
 PYTHON := .venv/bin/python
 
 .PHONY: all deps build build-asan model model-gemma3 run test test-unit test-asan test-python \
-	test-avx2-path clean
+	test-avx2-path test-soak clean
 
 all: build
 
@@ -37,7 +37,7 @@ model-gemma3: deps
 run: build model
 	$(LADDER) serve
 
-test: build model model-gemma3 test-unit test-asan test-python test-avx2-path
+test: build model model-gemma3 test-unit test-asan test-python test-avx2-path test-soak
 
 test-unit: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
@@ -58,6 +58,12 @@ test-avx2-path: build model model-gemma3
 		LADDER_CPU=avx2 LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) -m pytest -q \
 			tests/model/test_fidelity.py tests/model/test_batch_invariance.py; \
 	else echo "test-avx2-path: no AVX-512 VNNI here, the default run was the avx2 path"; fi
+
+# Two minutes of mixed traffic, hang-ups and bad input against a fresh server
+# (scripts/soak.py): its memory and KV blocks must stay flat, every answer be
+# the expected one.
+test-soak: build model
+	@LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) scripts/soak.py --duration 120 --sample 20
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -23,6 +23,7 @@ import signal
 import statistics
 import subprocess
 import time
+import urllib.request
 
 READY = re.compile(r"listening on http://([0-9.]+):(\d+)")
 
@@ -86,6 +87,37 @@ async def one_round(host, port, concurrency, prompt_tokens, output_tokens, seed)
             "tpot_ms": statistics.mean((r[2] - r[1]) / max(r[0] - 1, 1) for r in results) * 1e3}
 
 
+def stream_delay_quantiles(host, port, quantiles=(0.5, 0.99, 0.999)):
+    """What the server adds between an output leaving the engine and its SSE
+    chunk being written, from the ladder:stream_delay_seconds histogram: for
+    each quantile, the upper bound of its bucket (the delay is at most this)."""
+    text = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=30).read().decode()
+    buckets = []  # (upper bound, cumulative count)
+    for line in text.splitlines():
+        if line.startswith("ladder:stream_delay_seconds_bucket"):
+            bound = re.search(r'le="([^"]+)"', line).group(1)
+            buckets.append((float(bound), float(line.rsplit(" ", 1)[1])))
+    total = buckets[-1][1] if buckets else 0
+    bounds = {}
+    for quantile in quantiles:
+        bounds[quantile] = next(bound for bound, count in buckets if count >= quantile * total)
+    return int(total), bounds
+
+
+def thread_cpu_seconds(pid, name="ladder-http"):
+    """CPU time (user + system) of the server's thread of this name: the
+    event loop, which renders and writes every SSE chunk."""
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/comm") as comm:
+            if comm.read().strip() != name:
+                continue
+        with open(f"/proc/{pid}/task/{task}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -108,6 +140,7 @@ def main():
         process, host, port = start_server(args.ladder, args.model, args.threads,
                                            args.concurrency, args.extra)
     try:
+        loop_cpu_start = thread_cpu_seconds(process.pid) if process else None
         best = None
         for round_index in range(args.rounds):
             result = asyncio.run(one_round(host, port, args.concurrency, args.prompt_tokens,
@@ -116,6 +149,8 @@ def main():
                   f"({result['tokens']} tokens in {result['wall_s']:.2f} s)", flush=True)
             if best is None or result["output_tps"] > best["output_tps"]:
                 best = result
+        n_outputs, delays = stream_delay_quantiles(host, port)
+        loop_cpu = thread_cpu_seconds(process.pid) if process else None
     finally:
         if process is not None:
             process.send_signal(signal.SIGTERM)
@@ -126,6 +161,11 @@ def main():
     print("|---|---|---|---|---|---|")
     print(f"| {args.concurrency} | {best['output_tps']:.1f} | {best['wall_s']:.2f} | "
           f"{best['ttft_median_s']:.2f} | {best['ttft_max_s']:.2f} | {best['tpot_ms']:.1f} |")
+    print(f"server delay from engine output to SSE write, over {n_outputs} outputs: " +
+          ", ".join(f"p{q * 100:g} <= {bound * 1e3:g} ms" for q, bound in delays.items()))
+    if loop_cpu is not None and loop_cpu_start is not None and n_outputs:
+        print(f"event-loop thread CPU: {loop_cpu - loop_cpu_start:.2f} s, "
+              f"{(loop_cpu - loop_cpu_start) / n_outputs * 1e6:.0f} us per output")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ from ladder_server import start_server
 
 @pytest.fixture(scope="session")
 def server():
-    """The shared server: a queue limit at the load test's size, short I/O
-    timeouts so the slow-client tests finish quickly."""
-    instance = start_server("--max-queue", "256", "--timeout", "3")
+    """The shared server: a queue limit at the load test's size, short
+    request and I/O timeouts so the slow-client tests finish quickly."""
+    instance = start_server("--max-queue", "256", "--timeout", "3", "--request-timeout", "3")
     yield instance
     assert instance.stop() == 0, "ladder serve did not exit 0 on SIGTERM"
 

@@ -61,30 +61,26 @@ def test_dropped_streams_are_aborted_and_free_their_blocks(server):
 
 
 def test_dropped_whole_response_is_aborted(server):
-    """A non-streaming request whose client hangs up: the spaces the server
-    sends while it waits fail to arrive, and the request is aborted."""
+    """A non-streaming request whose client hangs up before its answer is
+    ready: the server watches the connection while the request runs, and
+    the hang-up aborts it at once."""
     aborted_before = http_raw.metric(http_raw.metrics(server), ABORTED)
-    sock = socket.create_connection((server.host, server.port), timeout=60)
-    body = json.dumps({"prompt": "Write a long essay about the sea.", "max_tokens": 4000,
-                       "ignore_eos": True}).encode()
-    # As the openai client does: a gzip-able body must still send its spaces.
-    sock.sendall((f"POST {COMPLETIONS} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip, deflate\r\n"
-                  f"Authorization: Bearer {server.api_key}\r\n"
-                  f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(4096)
-        assert chunk, "the server closed the connection"
-        head += chunk
-    assert b"Transfer-Encoding: chunked" in head
+    sock = http_raw.open_stream(server, COMPLETIONS, {
+        "prompt": "Write a long essay about the sea.", "max_tokens": 4000, "ignore_eos": True})
+    deadline = time.monotonic() + 30
+    while http_raw.metric(http_raw.metrics(server), "ladder:num_requests_running") < 1:
+        assert time.monotonic() < deadline, "the request never started"
+        time.sleep(0.05)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
     sock.close()
-    assert http_raw.metric(wait_for_idle(server), ABORTED) - aborted_before == 1
+    values = wait_for_idle(server)
+    assert http_raw.metric(values, ABORTED) - aborted_before == 1
+    assert http_raw.metric(values, "ladder:http_clients_gone_total") >= 1
 
 
 def test_slow_whole_response_is_still_json(client):
-    """Long enough (a few seconds) to go out as a slow response, with spaces
-    before the body, which the openai client parses as usual."""
+    """Long enough (a few seconds) that its answer waits for the engine while
+    the connection is watched; it comes as one JSON body with a length."""
     response = client.completions.create(model=MODEL_NAME, prompt="Tell me a story.",
                                          max_tokens=400, extra_body={"ignore_eos": True})
     assert response.usage.completion_tokens == 400

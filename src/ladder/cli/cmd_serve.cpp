@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
@@ -54,7 +57,7 @@ void run_serve(const ServeFlags& flags) {
                                    : server::default_max_queue(flags.engine.max_num_seqs);
     if (options.server.n_http_threads == 0) {
         options.server.n_http_threads =
-            server::http_threads_for(flags.engine.max_num_seqs, options.server.max_queue);
+            server::handler_threads_for(std::thread::hardware_concurrency());
     }
     options.server.api_keys = api_keys(flags);
     const std::string model_path = resolve_model_path(flags.engine.model_path);
@@ -66,13 +69,21 @@ void run_serve(const ServeFlags& flags) {
     engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
     bundle.model->set_attention_path(flags.engine.attention);
     options.engine = engine_config(flags.engine, bundle);
-    server::serve(bundle, options, [&](int port, const engine::KvCachePlan& plan) {
-        std::printf("ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s\n",
-                    options.server.host.c_str(), port, options.server.served_model_name.c_str(),
-                    kv_cache_summary(plan).c_str(), plan.max_model_len,
-                    options.server.api_keys.empty() ? "" : ", API key required");
-        std::fflush(stdout);
-    });
+    server::serve(
+        bundle, options, [&](const server::Listening& listening, const engine::KvCachePlan& plan) {
+            const std::string connections =
+                listening.max_connections < options.server.max_connections
+                    ? fmt::format("up to {} connections (open-files limit {})",
+                                  listening.max_connections, listening.open_files_limit)
+                    : fmt::format("up to {} connections", listening.max_connections);
+            std::printf(
+                "ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d, %s%s\n",
+                options.server.host.c_str(), listening.port,
+                options.server.served_model_name.c_str(), kv_cache_summary(plan).c_str(),
+                plan.max_model_len, connections.c_str(),
+                options.server.api_keys.empty() ? "" : ", API key required");
+            std::fflush(stdout);
+        });
 }
 
 }  // namespace
@@ -110,14 +121,43 @@ void add_serve_command(CLI::App& app) {
         ->check(CLI::Range(0.0, 86400.0));
     command
         ->add_option("--http-threads", server.n_http_threads,
-                     "connections served at once, a stream holding one (default: "
-                     "max-num-seqs + max-queue + 64, at least 512)")
-        ->check(CLI::Range(4, 65536));
+                     "threads that run the routes' work: parsing bodies, tokenizing, rendering "
+                     "(default: one per core, at least 2); connections cost no thread")
+        ->check(CLI::Range(1, 1024));
     command
         ->add_option("--timeout", server.io_timeout_seconds,
-                     "seconds a read or write on a connection may wait for the client")
+                     "seconds a client may leave a write untaken (a stream it stops reading) "
+                     "before it is dropped and its request aborted")
         ->default_val(server.io_timeout_seconds)
         ->check(CLI::Range(1, 3600));
+    command
+        ->add_option("--request-timeout", server.request_timeout_seconds,
+                     "seconds a request may take to arrive whole (header and body); then 408 "
+                     "and the connection closes")
+        ->default_val(server.request_timeout_seconds)
+        ->check(CLI::Range(0.1, 3600.0));
+    command
+        ->add_option("--keep-alive-timeout", server.keep_alive_timeout_seconds,
+                     "seconds an idle connection is kept between requests")
+        ->default_val(server.keep_alive_timeout_seconds)
+        ->check(CLI::Range(0.1, 3600.0));
+    command
+        ->add_option("--max-connections", server.max_connections,
+                     "connections held at once (fewer if the open-files limit allows fewer); a "
+                     "full server shares them out by client address")
+        ->default_val(server.max_connections)
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+    command
+        ->add_option("--allowed-hosts", server.allowed_hosts,
+                     "Host header names accepted besides loopback ones (comma-separated; '*': "
+                     "any). On a loopback address only loopback names are accepted without it")
+        ->delimiter(',');
+    command
+        ->add_option("--allowed-origins", server.allowed_origins,
+                     "origins of web pages that may call the API from a browser, as "
+                     "'https://app.example' (comma-separated; '*': any). Default: none but the "
+                     "server's own")
+        ->delimiter(',');
     command->callback([flags] { run_serve(*flags); });
 }
 

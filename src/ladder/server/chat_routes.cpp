@@ -59,7 +59,7 @@ public:
 void add_chat_routes(Router& router, ServerContext& context) {
     auto format = std::make_shared<const ChatFormat>();
     router.post("/v1/chat/completions", Router::Access::ApiKey,
-                [&context, format](const httplib::Request& request, httplib::Response& response) {
+                [&context, format](const HttpRequest& request, HttpResponse& response) {
                     handle_completion(context, request, response, Endpoint::ChatCompletions,
                                       format);
                 });

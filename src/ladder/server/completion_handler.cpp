@@ -4,19 +4,10 @@
 
 #include "ladder/server/auth.h"
 #include "ladder/server/http_io.h"
-#include "ladder/server/slow_response.h"
+#include "ladder/server/pending_response.h"
 #include "ladder/server/sse_stream.h"
 
 namespace ladder::server {
-
-namespace {
-
-// A whole response ready within this goes out plainly, with a length; a
-// slower one as a slow response (slow_response.h), which notices a client
-// that hung up.
-constexpr std::chrono::milliseconds kQuickAnswer{2000};
-
-}  // namespace
 
 void require_served_model(const ServerConfig& config, const std::string& model) {
     if (accepts_model_name(config, model)) return;
@@ -26,9 +17,8 @@ void require_served_model(const ServerConfig& config, const std::string& model) 
                    "model", "model_not_found");
 }
 
-void handle_completion(ServerContext& context, const httplib::Request& request,
-                       httplib::Response& response, Endpoint endpoint,
-                       const std::shared_ptr<const ResponseFormat>& format) {
+void handle_completion(ServerContext& context, const HttpRequest& request, HttpResponse& response,
+                       Endpoint endpoint, const std::shared_ptr<const ResponseFormat>& format) {
     CompletionRequest parsed = parse_completion_request(
         parse_json_body(request), endpoint, context.bundle, context.engine.kv_plan().max_model_len);
     parsed.tenant =
@@ -39,20 +29,15 @@ void handle_completion(ServerContext& context, const httplib::Request& request,
     ResponseMeta meta = make_response_meta(*format, context.config.served_model_name);
     const tokenizer::Tokenizer& tokenizer = *context.bundle.tokenizer;
     if (stream) {
-        auto sse = std::make_shared<SseStream>(std::move(job), format, std::move(meta), tokenizer);
-        start_sse_response(response, std::move(sse), context.n_open_responses);
+        start_sse_response(response,
+                           std::make_shared<SseStream>(std::move(job), format, std::move(meta),
+                                                       tokenizer, context.metrics));
         return;
     }
-    if (job->collect_for(kQuickAnswer)) {
-        send_json(response, 200, response_json(meta, *format, *job, tokenizer));
-        return;
-    }
-    start_slow_response(
-        response, std::move(job),
-        [meta, format, &tokenizer](const CompletionJob& finished) {
-            return dump_json(response_json(meta, *format, finished, tokenizer));
-        },
-        context.n_open_responses);
+    start_pending_response(response, std::move(job),
+                           [meta, format, &tokenizer](const CompletionJob& finished) {
+                               return dump_json(response_json(meta, *format, finished, tokenizer));
+                           });
 }
 
 }  // namespace ladder::server

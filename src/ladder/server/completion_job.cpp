@@ -13,7 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::chrono::milliseconds kCollectPoll{250};
 
 // The engine checks this too; here the parameter to blame gets its name.
 void check_context(const CompletionRequest& request, const engine::KvCachePlan& plan) {
@@ -73,11 +72,14 @@ CompletionJob::CompletionJob(ServerContext& context, CompletionRequest request)
 }
 
 CompletionJob::~CompletionJob() {
+    outputs_->on_ready({});  // the engine's last outputs wake nobody
     if (!finished()) abort();
 }
 
-std::vector<ChoiceOutput> CompletionJob::take(std::chrono::milliseconds timeout) {
-    std::vector<ChoiceOutput> taken = outputs_->take(timeout);
+void CompletionJob::on_output(std::function<void()> wake) { outputs_->on_ready(std::move(wake)); }
+
+std::vector<ChoiceOutput> CompletionJob::take() {
+    std::vector<ChoiceOutput> taken = outputs_->take();
     for (const ChoiceOutput& news : taken) {
         ChoiceState& choice = choices_[static_cast<size_t>(news.choice)];
         const engine::RequestOutput& output = news.output;
@@ -93,18 +95,12 @@ std::vector<ChoiceOutput> CompletionJob::take(std::chrono::milliseconds timeout)
     return taken;
 }
 
-bool CompletionJob::collect_for(std::chrono::milliseconds budget) {
-    const auto deadline = std::chrono::steady_clock::now() + budget;
-    while (!finished()) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) break;
-        for (ChoiceOutput& news : take(std::min(left, kCollectPoll))) {
-            ChoiceState& choice = choices_[static_cast<size_t>(news.choice)];
-            choice.text += news.output.text;
-            for (engine::TokenLogprob& logprob : news.output.logprobs) {
-                choice.logprobs.push_back(std::move(logprob));
-            }
+bool CompletionJob::collect() {
+    for (ChoiceOutput& news : take()) {
+        ChoiceState& choice = choices_[static_cast<size_t>(news.choice)];
+        choice.text += news.output.text;
+        for (engine::TokenLogprob& logprob : news.output.logprobs) {
+            choice.logprobs.push_back(std::move(logprob));
         }
     }
     return finished();

@@ -1,10 +1,11 @@
 // One API request in the engine: its choices (n per prompt, one engine
 // request each), what each has produced so far, and the usage they add up
-// to. Shared between the handler and a stream's content provider; when the
-// last owner lets go, whatever has not finished is aborted.
+// to. Owned by the response that writes it (a stream or a pending whole
+// body); when it is let go, whatever has not finished is aborted. Nothing
+// here waits: the engine's outputs wake the owner (on_output).
 #pragma once
 
-#include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -45,12 +46,15 @@ public:
     // The first choice that ended with FinishReason::Error, or null.
     const ChoiceState* failed_choice() const;
 
-    // Waits up to timeout for news, updates the choices' counts and finish
-    // reasons and returns the outputs for the caller to render.
-    std::vector<ChoiceOutput> take(std::chrono::milliseconds timeout);
-    // take() until every choice finished or the time is up, gathering text
-    // and logprobs; true when every choice finished.
-    bool collect_for(std::chrono::milliseconds budget);
+    // wake is called from the engine thread when outputs arrive (see
+    // ChoiceOutputs::on_ready); it must only schedule a take().
+    void on_output(std::function<void()> wake);
+    // The outputs that arrived, with the choices' counts and finish reasons
+    // updated, for the caller to render.
+    std::vector<ChoiceOutput> take();
+    // take(), gathering text and logprobs into the choices; true when every
+    // choice finished.
+    bool collect();
     // Ends the choices still running (a client went away).
     void abort();
 

@@ -61,7 +61,7 @@ public:
 void add_completions_routes(Router& router, ServerContext& context) {
     auto format = std::make_shared<const CompletionsFormat>();
     router.post("/v1/completions", Router::Access::ApiKey,
-                [&context, format](const httplib::Request& request, httplib::Response& response) {
+                [&context, format](const HttpRequest& request, HttpResponse& response) {
                     handle_completion(context, request, response, Endpoint::Completions, format);
                 });
 }

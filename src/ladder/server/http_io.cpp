@@ -14,7 +14,7 @@ json null_if_empty(const std::string& text) { return text.empty() ? json(nullptr
 
 }  // namespace
 
-json parse_json_body(const httplib::Request& request) {
+json parse_json_body(const HttpRequest& request) {
     json body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded()) {
         throw ApiError(400, "invalid_request_error", "the request body is not valid JSON", "",
@@ -27,7 +27,7 @@ std::string dump_json(const json& value) {
     return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-void send_json(httplib::Response& response, int status, const json& body) {
+void send_json(HttpResponse& response, int status, const json& body) {
     response.status = status;
     response.set_content(dump_json(body), "application/json");
 }
@@ -40,7 +40,7 @@ json error_body(const ApiError& error) {
               {"code", null_if_empty(error.code())}}}};
 }
 
-void send_error(httplib::Response& response, const ApiError& error) {
+void send_error(HttpResponse& response, const ApiError& error) {
     if (error.status() == 429) response.set_header("Retry-After", kRetryAfterSeconds);
     if (error.status() == 401) response.set_header("WWW-Authenticate", "Bearer");
     send_json(response, error.status(), error_body(error));

@@ -1,136 +1,287 @@
 #include "ladder/server/http_server.h"
 
 #include <fmt/format.h>
-#include <sys/socket.h>
+#include <pthread.h>
+#include <sys/resource.h>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <cstdio>
+#include <future>
+#include <optional>
+#include <thread>
 
-#include "ladder/server/http_io.h"
+#include "ladder/server/http_connection.h"
 #include "ladder/server/routes.h"
 #include "ladder/util/error.h"
 
 namespace ladder::server {
 
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
 namespace {
 
-// httplib listens with a backlog of 5; a burst of hundreds of connections
-// would see refused or retried SYNs, so the socket is given a deeper one.
-constexpr int kListenBacklog = 1024;
-// Requests one keep-alive connection may carry before it is closed.
-constexpr size_t kKeepAliveMaxCount = 1000;
+// Open files the process needs besides connections: the listening socket,
+// the event loop's own, the model and disk-tier files.
+constexpr int64_t kReservedFiles = 64;
+// The loop's one read buffer: what one readiness can deliver at once.
+constexpr size_t kReadBufferBytes = size_t{64} << 10;
+// When accepting fails for want of file descriptors, wait this long rather
+// than spin on a connection that stays in the backlog.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+// The event loop's thread (at most 15 characters).
+constexpr const char* kLoopThreadName = "ladder-http";
 
-std::string join(const std::vector<std::string>& items, const char* separator) {
-    std::string out;
-    for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-    return out;
+std::chrono::milliseconds milliseconds(double seconds) {
+    return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
 }
 
-// The error for a status httplib set itself (no route matched, a body too
-// large, a request it could not parse).
-ApiError routing_error(int status, const httplib::Request& request, const Router& router,
-                       size_t max_body_bytes, httplib::Response& response) {
-    switch (status) {
-        case 404: {
-            const std::vector<std::string> methods = router.methods_for(request.path);
-            if (!methods.empty()) {
-                response.set_header("Allow", join(methods, ", "));
-                return ApiError(405, "invalid_request_error",
-                                fmt::format("{} is not allowed on {}: use {}", request.method,
-                                            request.path, join(methods, " or ")),
-                                "", "method_not_allowed");
-            }
-            return ApiError(404, "invalid_request_error",
-                            fmt::format("no route {} {}", request.method, request.path), "",
-                            "not_found");
-        }
-        case 413:
-            return ApiError(413, "invalid_request_error",
-                            fmt::format("the request body is larger than {} bytes", max_body_bytes),
-                            "", "request_too_large");
-        case 414:
-            return ApiError(414, "invalid_request_error", "the request URI is too long");
-        case 400:
-            return ApiError(400, "invalid_request_error", "malformed HTTP request");
-        default:
-            return ApiError(status, status >= 500 ? "internal_error" : "invalid_request_error",
-                            fmt::format("HTTP error {}", status));
+tcp::endpoint resolve(const ServerConfig& config) {
+    asio::io_context io;
+    tcp::resolver resolver(io);
+    error_code ec;
+    const auto results =
+        resolver.resolve(config.host, std::to_string(config.port),
+                         tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+    if (ec || results.empty()) {
+        util::fail("cannot listen on {}: the address does not resolve ({})", config.host,
+                   ec ? ec.message() : "no address");
     }
+    return results.begin()->endpoint();
+}
+
+BrowserPolicy browser_policy(const ServerConfig& config, const tcp::endpoint& endpoint) {
+    BrowserPolicy policy;
+    policy.loopback_listen = endpoint.address().is_loopback();
+    policy.allowed_hosts = config.allowed_hosts;
+    policy.allowed_origins = config.allowed_origins;
+    return policy;
+}
+
+TransportSettings transport_settings(const ServerConfig& config) {
+    TransportSettings settings;
+    settings.limits.max_header_bytes = config.max_header_bytes;
+    settings.limits.max_body_bytes = config.max_body_bytes;
+    settings.request_timeout = milliseconds(config.request_timeout_seconds);
+    settings.keep_alive_timeout = milliseconds(config.keep_alive_timeout_seconds);
+    settings.write_timeout = milliseconds(config.io_timeout_seconds);
+    return settings;
+}
+
+// The address a connection counts against (an IPv4 client of a dual-stack
+// socket as IPv4).
+std::string address_of(const tcp::endpoint& remote) {
+    const asio::ip::address address = remote.address();
+    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+        return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+    }
+    return address.to_string();
 }
 
 }  // namespace
 
-HttpServer::HttpServer(ServerContext& context)
-    : context_(context), router_(server_, context.config.api_keys) {
-    const ServerConfig& config = context.config;
-    // A stream holds its connection's thread for its whole life; the pool
-    // must hold every stream the server promises to serve at once.
-    const auto n_threads = static_cast<size_t>(config.n_http_threads);
-    server_.new_task_queue = [n_threads] { return new httplib::ThreadPool(n_threads); };
-    server_.set_read_timeout(config.io_timeout_seconds, 0);
-    server_.set_write_timeout(config.io_timeout_seconds, 0);
-    server_.set_payload_max_length(config.max_body_bytes);
-    server_.set_keep_alive_max_count(kKeepAliveMaxCount);
-    server_.set_tcp_nodelay(true);  // SSE chunks are small and must leave at once
-    server_.set_socket_options([this](socket_t socket) {
-        httplib::default_socket_options(socket);
-        listen_socket_ = socket;
+int64_t raise_open_files_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+    if (limit.rlim_cur < limit.rlim_max) {
+        rlimit raised = limit;
+        raised.rlim_cur = limit.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+    }
+    return limit.rlim_cur == RLIM_INFINITY ? int64_t{1} << 30
+                                           : static_cast<int64_t>(limit.rlim_cur);
+}
+
+struct HttpServer::Impl {
+    Impl(ServerContext& server_context, const tcp::endpoint& where)
+        : context(server_context),
+          endpoint(where),
+          router(context.config.api_keys, browser_policy(context.config, where)),
+          open_files(raise_open_files_limit()),
+          table(std::max<int64_t>(
+              1, std::min<int64_t>(context.config.max_connections, open_files - kReservedFiles))),
+          read_buffer(kReadBufferBytes),
+          loop(std::make_unique<asio::io_context>(1)),
+          gate(std::make_shared<LoopGate>(*loop)),
+          handlers(std::make_unique<asio::thread_pool>(
+              static_cast<size_t>(std::max(1, context.config.n_http_threads)))),
+          acceptor(std::make_unique<tcp::acceptor>(*loop)),
+          accept_pause(std::make_unique<asio::steady_timer>(*loop)),
+          services{*loop,
+                   *handlers,
+                   gate,
+                   router,
+                   table,
+                   transport_settings(context.config),
+                   context.metrics.http,
+                   [&admission = context.admission] { return admission.closed(); },
+                   n_open_bodies,
+                   read_buffer} {}
+
+    ~Impl() {
+        // Sockets and timers die before the loop they belong to; queued
+        // handlers (holding connections) with it.
+        handlers.reset();
+        accept_pause.reset();
+        acceptor.reset();
+        loop.reset();
+    }
+
+    void accept();
+    void admit(tcp::socket socket);
+    void close_everything();
+
+    ServerContext& context;
+    tcp::endpoint endpoint;
+    Router router;
+    int64_t open_files;
+    ConnectionTable table;
+    std::atomic<int64_t> n_open_bodies{0};
+    std::vector<char> read_buffer;
+    std::unique_ptr<asio::io_context> loop;
+    std::shared_ptr<LoopGate> gate;
+    std::unique_ptr<asio::thread_pool> handlers;
+    std::unique_ptr<tcp::acceptor> acceptor;
+    std::unique_ptr<asio::steady_timer> accept_pause;
+    ConnectionServices services;
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+    std::thread loop_thread;
+    std::atomic<bool> loop_exited{false};
+    bool started = false;
+    bool stopped = false;
+};
+
+void HttpServer::Impl::accept() {
+    acceptor->async_accept([this](error_code ec, tcp::socket socket) {
+        if (!acceptor->is_open()) return;
+        if (!ec) {
+            admit(std::move(socket));
+            accept();
+            return;
+        }
+        if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+            ec == asio::error::no_memory || ec.value() == ENFILE) {
+            // Out of file descriptors: the connection stays in the backlog;
+            // try again once some have closed.
+            accept_pause->expires_after(kAcceptPause);
+            accept_pause->async_wait([this](error_code wait_error) {
+                if (!wait_error) accept();
+            });
+            return;
+        }
+        accept();  // a connection that went away before it was accepted
     });
-    add_completions_routes(router_, context);
-    add_chat_routes(router_, context);
-    add_model_routes(router_, context);
-    add_tokenize_routes(router_, context);
-    add_metrics_routes(router_, context);
-    set_error_handlers();
+}
+
+void HttpServer::Impl::admit(tcp::socket socket) {
+    error_code ec;
+    const tcp::endpoint remote = socket.remote_endpoint(ec);
+    if (ec) return;  // gone already
+    auto connection = std::make_shared<HttpConnection>(std::move(socket), services);
+    if (!table.admit(address_of(remote), connection.get())) {
+        ++context.metrics.http.n_connections_refused;
+        connection->refuse(ApiError(
+            503, "service_unavailable",
+            fmt::format("the server holds its {} connections; retry later", table.capacity()), "",
+            "too_many_connections"));
+        return;
+    }
+    connection->start();
+}
+
+void HttpServer::Impl::close_everything() {
+    error_code ec;
+    acceptor->close(ec);
+    accept_pause->cancel();
+    std::vector<HttpConnection*> connections;
+    table.for_each(
+        [&](TableMember* member) { connections.push_back(static_cast<HttpConnection*>(member)); });
+    for (HttpConnection* connection : connections) connection->close();
+}
+
+HttpServer::HttpServer(ServerContext& context)
+    : impl_(std::make_unique<Impl>(context, resolve(context.config))) {
+    add_completions_routes(impl_->router, context);
+    add_chat_routes(impl_->router, context);
+    add_model_routes(impl_->router, context);
+    add_tokenize_routes(impl_->router, context);
+    add_metrics_routes(impl_->router, context);
 }
 
 HttpServer::~HttpServer() { stop(); }
 
-void HttpServer::set_error_handlers() {
-    const httplib::Server::HandlerWithResponse on_error = [this](const httplib::Request& request,
-                                                                 httplib::Response& response) {
-        // A route that answered an error has written its own body.
-        if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        send_error(response, routing_error(response.status, request, router_,
-                                           context_.config.max_body_bytes, response));
-        return httplib::Server::HandlerResponse::Handled;
-    };
-    server_.set_error_handler(on_error);
-    server_.set_exception_handler(
-        [](const httplib::Request& request, httplib::Response& response, std::exception_ptr) {
-            std::fprintf(stderr, "ladder serve: internal error on %s %s\n", request.method.c_str(),
-                         request.path.c_str());
-            send_error(response, ApiError(500, "internal_error", "internal error"));
-        });
-}
-
 int HttpServer::bind() {
-    const ServerConfig& config = context_.config;
-    const int port = config.port == 0
-                         ? server_.bind_to_any_port(config.host)
-                         : (server_.bind_to_port(config.host, config.port) ? config.port : -1);
-    if (port <= 0) {
-        util::fail("cannot listen on {}:{} (address in use, or not an address of this machine)",
-                   config.host, config.port);
+    tcp::acceptor& acceptor = *impl_->acceptor;
+    const tcp::endpoint& endpoint = impl_->endpoint;
+    error_code ec;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+        util::fail("cannot listen on {}:{}: {}", impl_->context.config.host,
+                   impl_->context.config.port, ec.message());
     }
-    // Listening again on a listening socket only changes its backlog.
-    if (listen_socket_ >= 0) ::listen(listen_socket_, kListenBacklog);
-    return port;
+    return acceptor.local_endpoint().port();
 }
 
 void HttpServer::start() {
-    listener_ = std::thread([this] {
-        server_.listen_after_bind();
-        listener_exited_ = true;
+    Impl& impl = *impl_;
+    impl.started = true;
+    impl.work.emplace(impl.loop->get_executor());
+    asio::post(*impl.loop, [&impl] { impl.accept(); });
+    impl.loop_thread = std::thread([&impl] {
+        // Named, so that top, perf and scripts/bench_serve.py can tell the
+        // transport's CPU time from the engine's.
+        pthread_setname_np(pthread_self(), kLoopThreadName);
+        while (true) {
+            try {
+                impl.loop->run();
+                break;
+            } catch (const std::exception& error) {
+                // One connection's bug: the others go on.
+                std::fprintf(stderr, "ladder serve: internal error on the event loop: %s\n",
+                             error.what());
+            }
+        }
+        impl.loop_exited = true;
     });
 }
 
 void HttpServer::stop() {
-    // httplib's stop() does nothing before its accept loop has begun.
-    while (listener_.joinable() && !server_.is_running() && !listener_exited_) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Impl& impl = *impl_;
+    if (impl.stopped) return;
+    impl.stopped = true;
+    if (!impl.started) {
+        error_code ec;
+        impl.acceptor->close(ec);
+        return;
     }
-    server_.stop();
-    if (listener_.joinable()) listener_.join();
+    auto closed = std::make_shared<std::promise<void>>();
+    std::future<void> all_closed = closed->get_future();
+    asio::post(*impl.loop, [&impl, closed] {
+        impl.close_everything();
+        closed->set_value();
+    });
+    if (!impl.loop_exited) all_closed.wait_for(std::chrono::seconds(10));
+    impl.handlers->join();
+    impl.work.reset();
+    impl.loop->stop();
+    if (impl.loop_thread.joinable()) impl.loop_thread.join();
+    impl.gate->close();
 }
+
+bool HttpServer::running() const { return !impl_->loop_exited; }
+
+int64_t HttpServer::connection_capacity() const { return impl_->table.capacity(); }
+
+int64_t HttpServer::open_files_limit() const { return impl_->open_files; }
+
+int64_t HttpServer::n_open_bodies() const { return impl_->n_open_bodies.load(); }
 
 }  // namespace ladder::server

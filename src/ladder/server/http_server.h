@@ -1,23 +1,23 @@
-// The HTTP side of `ladder serve`: httplib set up for many long streams (one
-// thread per connection, read and write timeouts, a body limit, a deep
-// accept backlog), every route group, and OpenAI-shaped errors for requests
-// that match no route.
+// The HTTP side of `ladder serve`: an event loop (Boost.Asio, one thread)
+// that holds every connection, so thousands of idle or slow clients cost no
+// threads, and a few handler threads for the routes' work (parsing bodies,
+// tokenizing, rendering large bodies). It binds the address, sizes how many
+// connections it can hold from --max-connections and the open-files limit,
+// and closes everything on stop.
 #pragma once
 
-#include <httplib.h>
+#include <cstdint>
+#include <memory>
 
-#include <atomic>
-#include <thread>
-
-#include "ladder/server/router.h"
 #include "ladder/server/server_context.h"
 
 namespace ladder::server {
 
 class HttpServer {
 public:
+    // Throws util::InputError when the address cannot be resolved.
     explicit HttpServer(ServerContext& context);
-    // Stops accepting and joins the connection threads.
+    // Stops, closing every connection.
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;
@@ -25,23 +25,28 @@ public:
     // Binds the configured address (port 0: a free one) and returns the
     // port. Throws util::InputError when the address cannot be had.
     int bind();
-    // Accepts connections on a thread of its own until stop().
+    // Runs the event loop and the handler threads.
     void start();
-    // Stops accepting; waits for the connection threads, whose streams end
-    // (drain first so that they have ended on their own).
+    // Stops accepting, closes every connection (aborting what they still
+    // run: drain first so that they have ended on their own) and joins.
     void stop();
-    // False once the accept loop has ended (stopped, or failed).
-    bool running() const { return !listener_exited_; }
+    // False once the event loop has ended.
+    bool running() const;
+
+    // Connections held at once: --max-connections, or fewer when the
+    // open-files limit allows fewer.
+    int64_t connection_capacity() const;
+    // The open-files limit that capacity was sized from.
+    int64_t open_files_limit() const;
+    // Streams and pending bodies not yet written (a drain waits for them).
+    int64_t n_open_bodies() const;
 
 private:
-    void set_error_handlers();
-
-    ServerContext& context_;
-    httplib::Server server_;
-    Router router_;
-    int listen_socket_ = -1;
-    std::atomic<bool> listener_exited_{false};
-    std::thread listener_;
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
 };
+
+// Raises the open-files soft limit to the hard limit; returns the limit now.
+int64_t raise_open_files_limit();
 
 }  // namespace ladder::server

@@ -5,12 +5,12 @@
 namespace ladder::server {
 
 void add_metrics_routes(Router& router, ServerContext& context) {
-    router.get("/metrics", Router::Access::Public,
-               [&context](const httplib::Request&, httplib::Response& response) {
-                   response.set_content(context.metrics.render(context.engine.stats(),
-                                                               context.config.served_model_name),
-                                        "text/plain; version=0.0.4; charset=utf-8");
-               });
+    router.get(
+        "/metrics", Router::Access::Public, [&context](const HttpRequest&, HttpResponse& response) {
+            response.set_content(
+                context.metrics.render(context.engine.stats(), context.config.served_model_name),
+                "text/plain; version=0.0.4; charset=utf-8");
+        });
 }
 
 }  // namespace ladder::server

@@ -23,18 +23,17 @@ json model_json(const ServerContext& context) {
 
 void add_model_routes(Router& router, ServerContext& context) {
     router.get("/v1/models", Router::Access::ApiKey,
-               [&context](const httplib::Request&, httplib::Response& response) {
+               [&context](const HttpRequest&, HttpResponse& response) {
                    send_json(response, 200,
                              {{"object", "list"}, {"data", json::array({model_json(context)})}});
                });
     router.get(R"(/v1/models/(.+))", Router::Access::ApiKey,
-               [&context](const httplib::Request& request, httplib::Response& response) {
-                   require_served_model(context.config, request.matches[1].str());
+               [&context](const HttpRequest& request, HttpResponse& response) {
+                   require_served_model(context.config, request.path_params.at(0));
                    send_json(response, 200, model_json(context));
                });
     router.get(
-        "/health", Router::Access::Public,
-        [&context](const httplib::Request&, httplib::Response& response) {
+        "/health", Router::Access::Public, [&context](const HttpRequest&, HttpResponse& response) {
             const bool draining = context.admission.closed();
             send_json(response, draining ? 503 : 200, {{"status", draining ? "draining" : "ok"}});
         });

@@ -74,8 +74,8 @@ void drain(ServerContext& context, HttpServer& http, ShutdownSignals& signals, i
     }
     // Responses write their last bytes (chunks and [DONE], or a whole body)
     // after their requests end.
-    wait_until([&] { return context.n_open_responses.load() == 0; },
-               Clock::now() + std::chrono::seconds(5), signals);
+    wait_until([&] { return http.n_open_bodies() == 0; }, Clock::now() + std::chrono::seconds(5),
+               signals);
     http.stop();
 }
 
@@ -95,7 +95,7 @@ void serve(engine::ModelBundle& bundle, const ServeOptions& options, const OnRea
     const int port = http.bind();
     http.start();
 
-    on_ready(port, engine.kv_plan());
+    on_ready({port, http.connection_capacity(), http.open_files_limit()}, engine.kv_plan());
 
     int signal = 0;
     while (signal == 0) {

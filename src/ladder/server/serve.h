@@ -4,6 +4,7 @@
 // abort what is left, then close).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 #include "ladder/engine/engine_config.h"
@@ -18,8 +19,14 @@ struct ServeOptions {
     int n_threads = 1;  // the engine's compute threads
 };
 
-// Called once the server accepts connections, with its port.
-using OnReady = std::function<void(int port, const engine::KvCachePlan& plan)>;
+// What the server says once it accepts connections.
+struct Listening {
+    int port = 0;
+    int64_t max_connections = 0;   // held at once
+    int64_t open_files_limit = 0;  // what bounded them, if fewer than asked for
+};
+
+using OnReady = std::function<void(const Listening& listening, const engine::KvCachePlan& plan)>;
 
 // Returns after a signal and a drain. Throws util::InputError for a bad
 // engine configuration or an address it cannot listen on.

@@ -6,13 +6,7 @@ namespace ladder::server {
 
 int64_t default_max_queue(int32_t max_num_seqs) { return int64_t{4} * max_num_seqs; }
 
-int http_threads_for(int32_t max_num_seqs, std::optional<int64_t> max_queue) {
-    constexpr int64_t kAtLeast = 512;
-    constexpr int64_t kSpare = 64;  // /health, /metrics, requests being refused
-    constexpr int64_t kAtMost = 16384;
-    const int64_t wanted = int64_t{max_num_seqs} + max_queue.value_or(0) + kSpare;
-    return static_cast<int>(std::clamp(wanted, kAtLeast, kAtMost));
-}
+int handler_threads_for(unsigned n_cores) { return std::max(2, static_cast<int>(n_cores)); }
 
 bool accepts_model_name(const ServerConfig& config, const std::string& name) {
     if (name.empty() || name == config.served_model_name) return true;

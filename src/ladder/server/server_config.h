@@ -21,22 +21,30 @@ struct ServerConfig {
     std::string model_file_name;       // also accepted as the model's name
     std::optional<int64_t> max_queue;  // requests waiting at most; unset: no limit (tests)
     double drain_timeout_seconds = 30.0;
-    // One thread per open connection (a stream holds its thread), so this
-    // bounds the connections served at once; more wait to be accepted.
-    // 0: http_threads_for() the engine's limits.
+    // Threads that run the routes' work (parsing bodies, tokenizing,
+    // rendering whole responses); connections cost none. 0: one per core,
+    // at least 2 (handler_threads_for).
     int n_http_threads = 0;
-    int io_timeout_seconds = 30;  // a read or write that makes no progress
+    int io_timeout_seconds = 30;              // a write the client does not take
+    double request_timeout_seconds = 30.0;    // a request must arrive whole within this
+    double keep_alive_timeout_seconds = 5.0;  // an idle connection between requests
+    // Connections held at once (fewer when the open-files limit allows fewer);
+    // a full server shares them out by address (connection_table.h).
+    int64_t max_connections = 4096;
+    size_t max_header_bytes = size_t{16} << 10;
     size_t max_body_bytes = size_t{8} << 20;
+    // Host names accepted besides loopback ones (browser_safety.h).
+    std::vector<std::string> allowed_hosts;
+    // Origins whose web pages may call the API; "*": any.
+    std::vector<std::string> allowed_origins;
 };
 
 // --max-queue's default: a few steps' worth of sequences waiting, so a burst
 // is absorbed but an unbounded backlog (and its memory) is refused with 429.
 int64_t default_max_queue(int32_t max_num_seqs);
 
-// Enough connection threads for every sequence that can run and every
-// request that may wait, plus room for health checks and scrapes; at least
-// 512.
-int http_threads_for(int32_t max_num_seqs, std::optional<int64_t> max_queue);
+// Handler threads for this many cores: one each, at least 2.
+int handler_threads_for(unsigned n_cores);
 
 // The name a request's `model` field may use: absent, the served name, or
 // the file's name with or without ".gguf".

@@ -3,7 +3,6 @@
 // route runs and outliving the last.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 
 #include "ladder/engine/engine.h"
@@ -20,8 +19,7 @@ struct ServerContext {
     const ServerConfig& config;
     ServerMetrics& metrics;
     Admission& admission;
-    int64_t started_unix_seconds = 0;          // `created` of the model in /v1/models
-    std::atomic<int64_t> n_open_responses{0};  // streamed or slow bodies still being written
+    int64_t started_unix_seconds = 0;  // `created` of the model in /v1/models
 };
 
 }  // namespace ladder::server

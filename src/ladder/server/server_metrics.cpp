@@ -25,6 +25,12 @@ std::vector<double> token_count_buckets() {
     return {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
 }
 
+// What the server adds to a token's way out: well under a millisecond.
+std::vector<double> stream_delay_buckets() {
+    return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+            0.01,    0.025,  0.05,    0.1,    0.25,  1.0};
+}
+
 // A span between two timings, when both were reached.
 bool span(double from, double to, double& seconds) {
     if (from <= 0.0 || to <= 0.0 || to < from) return false;
@@ -59,6 +65,7 @@ ServerMetrics::ServerMetrics()
       request_decode_time_(request_time_buckets()),
       request_prompt_tokens_(token_count_buckets()),
       request_generation_tokens_(token_count_buckets()),
+      stream_delay_(stream_delay_buckets()),
       n_finished_by_reason_{{"stop", 0}, {"length", 0}, {"abort", 0}, {"error", 0}} {}
 
 void ServerMetrics::record_finished(const engine::RequestOutput& last) {
@@ -77,6 +84,11 @@ void ServerMetrics::record_finished(const engine::RequestOutput& last) {
     request_generation_tokens_.observe(last.n_generated_tokens);
     if (last.finish_reason)
         ++n_finished_by_reason_[engine::finish_reason_name(*last.finish_reason)];
+}
+
+void ServerMetrics::record_stream_delays(std::span<const double> seconds) {
+    const std::lock_guard lock(mutex_);
+    for (const double value : seconds) stream_delay_.observe(value);
 }
 
 std::string ServerMetrics::render(const engine::EngineStats& stats,
@@ -114,6 +126,23 @@ std::string ServerMetrics::render(const engine::EngineStats& stats,
          static_cast<double>(stats.n_prefix_queried_tokens)},
         {"counter", "ladder:prefix_cache_hits_total", "Prompt tokens found in the prefix cache.",
          static_cast<double>(stats.n_prefix_hit_tokens)},
+        {"gauge", "ladder:http_connections", "HTTP connections open.",
+         static_cast<double>(http.n_connections.load())},
+        {"counter", "ladder:http_connections_refused_total",
+         "Connections refused because the server held --max-connections.",
+         static_cast<double>(http.n_connections_refused.load())},
+        {"counter", "ladder:http_connections_evicted_total",
+         "Idle or unfinished connections closed to make room for another address.",
+         static_cast<double>(http.n_connections_evicted.load())},
+        {"counter", "ladder:http_request_timeouts_total",
+         "Requests that had not arrived whole within --request-timeout (408).",
+         static_cast<double>(http.n_request_timeouts.load())},
+        {"counter", "ladder:http_slow_readers_dropped_total",
+         "Connections dropped because the client took no data for --timeout.",
+         static_cast<double>(http.n_slow_readers_dropped.load())},
+        {"counter", "ladder:http_clients_gone_total",
+         "Clients that left while their request ran (the request was aborted).",
+         static_cast<double>(http.n_clients_gone.load())},
     };
     std::string out;
     for (const Sample& sample : engine_samples) {
@@ -145,6 +174,8 @@ std::string ServerMetrics::render(const engine::EngineStats& stats,
          "Prompt tokens per finished request."},
         {request_generation_tokens_, "ladder:request_generation_tokens",
          "Generated tokens per finished request."},
+        {stream_delay_, "ladder:stream_delay_seconds",
+         "Time from an output leaving the engine to its SSE chunk being written."},
     };
     for (const auto& [histogram, name, help] : histograms) {
         histogram.render(out, name, help, labels);

@@ -1,26 +1,24 @@
 #include "ladder/server/sse_stream.h"
 
-#include "ladder/server/chunked_response.h"
-
 namespace ladder::server {
 
 namespace {
 
-// How long one pump waits for the engine before returning to httplib.
-constexpr std::chrono::milliseconds kPollInterval{200};
-// A stream that has sent nothing for this long sends an SSE comment, so that
-// a client that left while its request waited is noticed.
+// A stream that has sent nothing for this long (its request still waits
+// for a place in the batch) sends an SSE comment, so that a proxy in front
+// does not take the silence for a dead upstream.
 constexpr std::chrono::seconds kKeepAliveInterval{5};
 
 }  // namespace
 
 SseStream::SseStream(std::shared_ptr<CompletionJob> job,
                      std::shared_ptr<const ResponseFormat> format, ResponseMeta meta,
-                     const tokenizer::Tokenizer& tokenizer)
+                     const tokenizer::Tokenizer& tokenizer, ServerMetrics& metrics)
     : job_(std::move(job)),
       format_(std::move(format)),
       meta_(std::move(meta)),
       tokenizer_(tokenizer),
+      metrics_(metrics),
       last_write_(std::chrono::steady_clock::now()) {
     for (const ChoiceState& choice : job_->choices()) text_offsets_.push_back(choice.echo.size());
 }
@@ -45,44 +43,46 @@ std::string SseStream::closing_events() const {
     return events + kSseDone;
 }
 
-bool SseStream::pump(httplib::DataSink& sink) {
-    std::string events;
+bool SseStream::poll(std::string& out) {
     if (!opened_) {
-        events = opening_events();
+        out += opening_events();
         opened_ = true;
     }
-    for (const ChoiceOutput& news : job_->take(kPollInterval)) {
+    const std::vector<ChoiceOutput> taken = job_->take();
+    for (const ChoiceOutput& news : taken) {
         if (news.output.finish_reason == engine::FinishReason::Error) {
-            events += sse_error_event(news.output.error);
+            out += sse_error_event(news.output.error);
             continue;
         }
         size_t& text_offset = text_offsets_[static_cast<size_t>(news.choice)];
         if (auto choice =
                 format_->chunk_choice(news.choice, news.output, tokenizer_, text_offset)) {
-            events += sse_event(
+            out += sse_event(
                 chunk_json(meta_, *format_, std::move(choice), job_->request().include_usage));
         }
     }
     const bool finished = job_->finished();
-    if (finished) events += closing_events();
+    if (finished) out += closing_events();
 
+    // The transport writes what this returns at once: the time from each
+    // output's arrival to here is what the server adds to its latency.
     const auto now = std::chrono::steady_clock::now();
-    if (events.empty() && now - last_write_ >= kKeepAliveInterval) events = ": keep-alive\n\n";
-    if (!events.empty()) {
-        if (!sink.write(events.data(), events.size())) return false;
-        last_write_ = now;
+    delays_.clear();
+    for (const ChoiceOutput& news : taken) {
+        delays_.push_back(std::chrono::duration<double>(now - news.pushed).count());
     }
-    if (finished) sink.done();
-    return true;
+    if (!delays_.empty()) metrics_.record_stream_delays(delays_);
+
+    if (out.empty() && now - last_write_ >= kKeepAliveInterval) out = ": keep-alive\n\n";
+    if (!out.empty()) last_write_ = now;
+    return finished;
 }
 
-void start_sse_response(httplib::Response& response, std::shared_ptr<SseStream> stream,
-                        std::atomic<int64_t>& n_open_responses) {
+void start_sse_response(HttpResponse& response, std::shared_ptr<SseStream> sse) {
+    response.status = 200;
+    response.set_header("Content-Type", "text/event-stream");
     response.set_header("Cache-Control", "no-cache");
-    start_chunked_response(
-        response, "text/event-stream",
-        [stream](httplib::DataSink& sink) { return stream->pump(sink); },
-        [stream] { stream->abort(); }, n_open_responses);
+    response.stream = std::move(sse);
 }
 
 }  // namespace ladder::server

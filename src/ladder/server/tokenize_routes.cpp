@@ -33,7 +33,7 @@ std::vector<engine::TokenId> tokenize_body(const json& body, const engine::Model
 
 void add_tokenize_routes(Router& router, ServerContext& context) {
     router.post("/tokenize", Router::Access::ApiKey,
-                [&context](const httplib::Request& request, httplib::Response& response) {
+                [&context](const HttpRequest& request, HttpResponse& response) {
                     const json body = parse_json_body(request);
                     if (body.is_object() && body.contains("model") && body["model"].is_string()) {
                         require_served_model(context.config, body["model"].get<std::string>());
@@ -47,7 +47,7 @@ void add_tokenize_routes(Router& router, ServerContext& context) {
                 });
     router.post(
         "/detokenize", Router::Access::ApiKey,
-        [&context](const httplib::Request& request, httplib::Response& response) {
+        [&context](const HttpRequest& request, HttpResponse& response) {
             const json body = parse_json_body(request);
             if (!body.is_object() || !body.contains("tokens") || !body["tokens"].is_array()) {
                 invalid_param("tokens", "'tokens' must be a list of token ids");

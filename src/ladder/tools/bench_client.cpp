@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "ladder/tools/bench_stream.h"
 #include "ladder/tools/sse_parser.h"
@@ -63,13 +64,10 @@ RequestResult send_streaming_request(const BenchTarget& target, const BenchPromp
                                      std::atomic<int64_t>& live_tokens) {
     RequestResult result;
     result.prompt_len_estimate = prompt.prompt_len;
-    httplib::Client client = open_client(target.url, target.timeout_s);
-
-    httplib::Request request;
+    HttpRequestSpec request;
     request.method = "POST";
     request.path = target.url.path_prefix + endpoint_path(target.endpoint);
-    request.headers = request_headers(target.api_key);
-    request.set_header("Content-Type", "application/json");
+    request.api_key = target.api_key;
     request.body = request_body(target, prompt).dump();
 
     int status = 0;
@@ -78,34 +76,38 @@ RequestResult send_streaming_request(const BenchTarget& target, const BenchPromp
     SseParser parser;
     OpenAiStreamReader reader(target.endpoint, result);
     std::vector<SseEvent> events;
-    request.response_handler = [&](const httplib::Response& response) {
-        status = response.status;
-        content_type = response.get_header_value("Content-Type");
-        return true;
-    };
     const Clock::time_point sent = Clock::now();
-    request.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
-        // One timestamp for everything in this read, as a client sees it.
-        const double elapsed_s = seconds_since(sent);
-        if (body_start.size() < kKeptBodyBytes) {
-            body_start.append(data, std::min(size, kKeptBodyBytes - body_start.size()));
-        }
-        if (status != kHttpOk) return true;
-        events.clear();
-        parser.feed(std::string_view(data, size), events);
-        live_tokens += reader.read(events, elapsed_s);
-        return !reader.failed();  // stop reading a stream that reported an error
-    };
-
-    const httplib::Result response = client.send(request);
+    std::optional<HttpClientError> failure;
+    try {
+        send_http_request(
+            target.url, request, target.timeout_s,
+            [&](const HttpResponseHead& head) {
+                status = head.status;
+                content_type = head.content_type;
+            },
+            [&](std::string_view data) {
+                // One timestamp for everything in this read, as a client sees it.
+                const double elapsed_s = seconds_since(sent);
+                if (body_start.size() < kKeptBodyBytes) {
+                    body_start.append(data.substr(0, kKeptBodyBytes - body_start.size()));
+                }
+                if (status != kHttpOk) return true;
+                events.clear();
+                parser.feed(data, events);
+                live_tokens += reader.read(events, elapsed_s);
+                return !reader.failed();  // stop reading a stream that reported an error
+            });
+    } catch (const HttpClientError& error) {
+        failure = error;
+    }
     const double end_s = seconds_since(sent);
     events.clear();
     parser.finish(events);
     if (status == kHttpOk) live_tokens += reader.read(events, end_s);
     result.e2e_s = end_s;
-    if (!response && !reader.failed()) {
-        result.error = status == 0 ? describe_http_error(response.error())
-                                   : "the stream broke: " + describe_http_error(response.error());
+    if (failure && !reader.failed()) {
+        result.error = failure->responded() ? std::string("the stream broke: ") + failure->what()
+                                            : std::string(failure->what());
         return result;
     }
     if (status != kHttpOk) {

@@ -1,11 +1,14 @@
 // The HTTP plumbing `ladder bench` shares between its probe of the endpoint
-// and its requests: where the base URL points, an httplib client for it,
-// and what httplib's error codes mean in words.
+// and its requests: where the base URL points, and a blocking HTTP/1.1
+// client (Boost.Beast; TLS through OpenSSL for https://) that sends one
+// request on a connection of its own, with a connect timeout and a timeout
+// for every read and write.
 #pragma once
 
-#include <httplib.h>
-
+#include <functional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ladder::tools {
 
@@ -19,13 +22,37 @@ struct BaseUrl {
 // not an http:// or https:// URL.
 BaseUrl parse_base_url(const std::string& base_url);
 
-// A client for the origin with the given read timeout; connecting may take
-// at most 10 seconds.
-httplib::Client open_client(const BaseUrl& url, double read_timeout_s);
-// Authorization (when a key is given) and JSON content headers.
-httplib::Headers request_headers(const std::string& api_key);
+// What failed, in words ("could not connect ...", "reading the response
+// failed ..."); `responded` tells a failure before the status line from one
+// in the middle of a body.
+class HttpClientError : public std::runtime_error {
+public:
+    HttpClientError(const std::string& message, bool responded)
+        : std::runtime_error(message), responded_(responded) {}
+    bool responded() const { return responded_; }
 
-// "could not connect ..." rather than httplib's "Connection".
-std::string describe_http_error(httplib::Error error);
+private:
+    bool responded_;
+};
+
+struct HttpRequestSpec {
+    std::string method = "GET";
+    std::string path;     // with the prefix
+    std::string api_key;  // empty: no Authorization
+    std::string body;     // sent as application/json when not empty
+};
+
+struct HttpResponseHead {
+    int status = 0;
+    std::string content_type;
+};
+
+// Sends request to url's origin and reads the response: on_head once with
+// the status line's code and Content-Type, then on_data with the body as it
+// arrives (false stops reading early). timeout_s bounds every read and
+// write; connecting may take at most 10 s. Throws HttpClientError.
+void send_http_request(const BaseUrl& url, const HttpRequestSpec& request, double timeout_s,
+                       const std::function<void(const HttpResponseHead&)>& on_head,
+                       const std::function<bool(std::string_view)>& on_data);
 
 }  // namespace ladder::tools

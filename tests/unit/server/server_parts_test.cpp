@@ -107,11 +107,10 @@ TEST(ServerMaxQueue, DefaultsToFourStepsOfSequences) {
     EXPECT_EQ(default_max_queue(8), 32);
 }
 
-TEST(ServerHttpThreads, HoldEveryRunningAndWaitingRequest) {
-    EXPECT_EQ(http_threads_for(256, std::nullopt), 512);
-    EXPECT_EQ(http_threads_for(256, int64_t{256}), 576);
-    EXPECT_EQ(http_threads_for(1024, std::nullopt), 1088);
-    EXPECT_EQ(http_threads_for(256, int64_t{1} << 40), 16384);
+TEST(ServerHttpThreads, OnePerCoreAndAtLeastTwo) {
+    EXPECT_EQ(handler_threads_for(0), 2);
+    EXPECT_EQ(handler_threads_for(1), 2);
+    EXPECT_EQ(handler_threads_for(16), 16);
 }
 
 TEST(ServerHistogram, CountsCumulativelyWithValuesOnABoundInItsBucket) {
