@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/chat_prompt.h"
 
 namespace ladder::server {
 
@@ -164,25 +165,6 @@ std::vector<std::vector<engine::TokenId>> parse_prompt(const json& body,
     return prompts;
 }
 
-std::string message_content(const json& message) {
-    const json* content = field(message, "content");
-    if (content == nullptr) return "";  // an assistant turn may have none
-    if (content->is_string()) return content->get<std::string>();
-    if (!content->is_array())
-        invalid_param("messages", "message 'content' must be a string or a list of parts");
-    std::string text;
-    for (const json& part : *content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string()) {
-            invalid_param(
-                "messages",
-                "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
-        }
-        text += part["text"].get<std::string>();
-    }
-    return text;
-}
-
 }  // namespace
 
 std::vector<engine::TokenId> parse_token_ids(const json& value, const char* name,
@@ -203,32 +185,7 @@ std::vector<engine::TokenId> parse_token_ids(const json& value, const char* name
 
 std::vector<engine::TokenId> chat_prompt_tokens(const json& body,
                                                 const engine::ModelBundle& bundle) {
-    const json* messages = field(body, "messages");
-    if (messages == nullptr || !messages->is_array() || messages->empty()) {
-        invalid_param("messages", "'messages' must be a non-empty list of messages");
-    }
-    std::vector<tokenizer::ChatMessage> chat;
-    for (const json& message : *messages) {
-        if (!message.is_object() || !message.contains("role") || !message["role"].is_string()) {
-            invalid_param("messages", "each message needs a string 'role'");
-        }
-        std::string role = message["role"].get<std::string>();
-        if (role == "developer") role = "system";  // OpenAI's newer name for it
-        if (role != "system" && role != "user" && role != "assistant") {
-            invalid_param(
-                "messages",
-                fmt::format("unsupported role '{}': use system, user or assistant", role));
-        }
-        chat.push_back({role, message_content(message)});
-    }
-    try {
-        const std::string text = engine::require_chat_template(bundle).apply(chat, true);
-        return bundle.tokenizer->encode(text, true, true);
-    } catch (const ApiError&) {
-        throw;
-    } catch (const util::InputError& error) {
-        invalid_param("messages", error.what());
-    }
+    return render_chat_prompt(parse_chat_inputs(body), bundle);
 }
 
 namespace {

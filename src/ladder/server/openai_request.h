@@ -35,9 +35,10 @@ inline constexpr int32_t kMaxChoices = 16;
 std::vector<engine::TokenId> parse_token_ids(const nlohmann::json& value, const char* name,
                                              int32_t vocab_size);
 
-// The body's `messages` with the model's chat template applied, as token ids.
-// ApiError 400 (param "messages") for a malformed list or an unsupported role
-// order.
+// The body's conversation (parse_chat_inputs: messages, tools,
+// chat_template_kwargs, ...) rendered by the model's chat template, as token
+// ids. ApiError 400 naming the malformed field, or "messages" with the
+// template's message when it raises.
 std::vector<engine::TokenId> chat_prompt_tokens(const nlohmann::json& body,
                                                 const engine::ModelBundle& bundle);
 
