@@ -1,5 +1,6 @@
 // A seeded fuzz loop over the chat template interpreter, run on every build:
-// the libFuzzer target's seed corpus (tests/fuzz/corpus/chat_template/),
+// the libFuzzer target's seed corpus (tests/fuzz/corpus/chat_template/) and
+// its crash regressions,
 // mutated with Jinja syntax, random bytes and splices. Every input must end
 // in a rendering or an InputError, never a crash or a hang. `make fuzz` runs
 // the same inputs through libFuzzer for longer.
@@ -55,12 +56,14 @@ constexpr std::array<std::string_view, 34> kJinjaPieces = {
     "]",
     "\0"};
 
+// The seed corpus and the inputs that once crashed (tests/fuzz/regressions/).
 std::vector<std::string> seed_corpus() {
     std::vector<std::string> seeds;
-    const auto dir = test::kSourceDir / "tests/fuzz/corpus/chat_template";
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-        seeds.push_back(test::read_source_file(
-            std::filesystem::relative(entry.path(), test::kSourceDir).string()));
+    for (const char* dir : {"tests/fuzz/corpus/chat_template", "tests/fuzz/regressions/chat_template"}) {
+        for (const auto& entry : std::filesystem::directory_iterator(test::kSourceDir / dir)) {
+            seeds.push_back(test::read_source_file(
+                std::filesystem::relative(entry.path(), test::kSourceDir).string()));
+        }
     }
     std::sort(seeds.begin(), seeds.end());  // the same order on every file system
     return seeds;

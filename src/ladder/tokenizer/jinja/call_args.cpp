@@ -21,7 +21,7 @@ BoundArgs::BoundArgs(std::string_view function, const CallArgs& args,
     }
 }
 
-const Value& BoundArgs::get(size_t i, const Value& fallback) const {
+Value BoundArgs::get(size_t i, const Value& fallback) const {
     return values_[i] ? *values_[i] : fallback;
 }
 

@@ -27,7 +27,8 @@ public:
 
     bool has(size_t i) const { return values_[i].has_value(); }
     // The argument, or `fallback` when it was not given.
-    const Value& get(size_t i, const Value& fallback) const;
+    // By value: the fallback is often a temporary.
+    Value get(size_t i, const Value& fallback) const;
     // The argument; raises naming it when it was not given.
     const Value& require(size_t i) const;
     // Typed accessors: raise when the argument has the wrong type.
