@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Renders reference conversations with real model chat templates (Jinja) and
-writes tests/data/chat_template_goldens.json, the independent reference for
-ladder's hand-written chat formats (tests/unit/tokenizer/chat_template_test.cpp).
+"""Renders reference conversations, with and without tools, through real model
+chat templates exactly as transformers.apply_chat_template does, and writes
+tests/data/chat_template_goldens.json: the independent reference for ladder's
+Jinja interpreter (tests/unit/tokenizer/chat_template_test.cpp).
 
-Jinja runs the way Hugging Face transformers runs chat templates: a sandboxed
-environment with trim_blocks and lstrip_blocks, the loopcontrols extension and
-a raise_exception global. Needs only the jinja2 package; where a model GGUF
-named below is present in models/ (and the gguf package is importable), its
-tokenizer.chat_template must equal the copy embedded here.
+The templates are files: the built-in ones (src/ladder/tokenizer/
+builtin_chat_templates/) and tests/data/chat_templates/; TEMPLATES below says
+where each comes from. Needs only the jinja2 package; where a model GGUF named
+below is present in models/ (and the gguf package is importable), its
+tokenizer.chat_template must equal the file.
 
     python scripts/goldens/chat_template_goldens.py > tests/data/chat_template_goldens.json
 """
@@ -17,292 +18,59 @@ import os
 import sys
 
 import jinja2
-import jinja2.ext
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from chat_template_environment import FIXED_NOW, make_environment
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILTIN = "src/ladder/tokenizer/builtin_chat_templates"
+TESTDATA = "tests/data/chat_templates"
+LLAMA_CPP = "llama.cpp models/templates/"  # as vendored in the llama-cpp-python 0.3.36 sdist
 
-# HuggingFaceTB/SmolLM2-135M-Instruct: tokenizer.chat_template of the default
-# model. Injects a default system message when the first message is not one.
-SMOLLM2 = (
-    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
-    "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face"
-    "<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
-    "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}"
-    "{{ '<|im_start|>assistant\n' }}{% endif %}"
-)
+LLAMA3_TOKENS = ("<|begin_of_text|>", "<|eot_id|>")
+MISTRAL_TOKENS = ("<s>", "</s>")
+QWEN_TOKENS = ("", "<|im_end|>")
 
-# teknium/OpenHermes-2.5-Mistral-7B: plain ChatML.
-CHATML = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] "
-    "+ '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
-    "{{ '<|im_start|>assistant\\n' }}{% endif %}"
-)
+# Conversations every template renders, and those only the first templates
+# (ladder's former hand-written formats) render: the rest are not worth the
+# file size for every template.
+PLAIN = ["single_user", "system_user", "multi_turn", "system_multi_turn", "whitespace",
+         "unicode_whitespace", "empty_system", "ends_with_assistant",
+         "system_ends_with_assistant", "special_text_in_content", "system_only",
+         "not_alternating", "starts_with_assistant"]
+PLAIN_SHORT = ["single_user", "system_multi_turn", "whitespace", "ends_with_assistant",
+               "special_text_in_content", "not_alternating"]
+WITH_TOOLS = ["tool_request", "tool_result", "parallel_tool_calls", "tool_round_trip"]
 
-# Synthetic, in the shape of Qwen2.5's template: the default system message
-# sits in an else branch, written with Jinja escapes (\n, \') in the literal.
-CHATML_DEFAULT_IN_ELSE = r"""{%- if messages[0]['role'] == 'system' %}
-    {{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}
-{%- else %}
-    {{- '<|im_start|>system\nYou are a \'careful\' assistant.<|im_end|>\n' }}
-{%- endif %}
-{%- for message in messages %}
-    {%- if not (message.role == 'system' and loop.first) %}
-        {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' }}
-    {%- endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}
-    {{- '<|im_start|>assistant\n' }}
-{%- endif %}
-"""
-
-# meta-llama/Llama-2-7b-chat-hf.
-LLAMA2 = (
-    r"{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
-    r"{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}"
-    r"{% set system_message = false %}{% endif %}{% for message in loop_messages %}"
-    r"{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
-    r"{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
-    r"{% endif %}{% if loop.index0 == 0 and system_message != false %}"
-    r"{% set content = '<<SYS>>\n' + system_message + '\n<</SYS>>\n\n' + message['content'] %}"
-    r"{% else %}{% set content = message['content'] %}{% endif %}{% if message['role'] == 'user' %}"
-    r"{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}"
-    r"{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + eos_token }}"
-    r"{% endif %}{% endfor %}"
-)
-
-# meta-llama/Meta-Llama-3-8B-Instruct.
-LLAMA3 = (
-    "{% set loop_messages = messages %}{% for message in loop_messages %}"
-    "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'"
-    "+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}"
-    "{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}"
-    "{% endif %}"
-)
-
-# mistralai/Mistral-7B-Instruct-v0.2, Mistral's "v1" template with a system prompt.
-MISTRAL_V1 = r"""{%- if messages[0]['role'] == 'system' %}
-    {%- set system_message = messages[0]['content'] %}
-    {%- set loop_messages = messages[1:] %}
-{%- else %}
-    {%- set loop_messages = messages %}
-{%- endif %}
-
-{{- bos_token }}
-{%- for message in loop_messages %}
-    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}
-        {{- raise_exception('After the optional system message, conversation roles must alternate user/assistant/user/assistant/...') }}
-    {%- endif %}
-    {%- if message['role'] == 'user' %}
-        {%- if loop.first and system_message is defined %}
-            {{- ' [INST] ' + system_message + '\n\n' + message['content'] + ' [/INST]' }}
-        {%- else %}
-            {{- ' [INST] ' + message['content'] + ' [/INST]' }}
-        {%- endif %}
-    {%- elif message['role'] == 'assistant' %}
-        {{- ' ' + message['content'] + eos_token}}
-    {%- else %}
-        {{- raise_exception('Only user and assistant roles are supported, with the exception of an initial optional system message!') }}
-    {%- endif %}
-{%- endfor %}
-"""
-
-# mistralai/Mistral-7B-Instruct-v0.3, Mistral's "v3" template (with tool calling,
-# unused here). The system message joins the last user message.
-MISTRAL_V3 = r"""{%- if messages[0]["role"] == "system" %}
-    {%- set system_message = messages[0]["content"] %}
-    {%- set loop_messages = messages[1:] %}
-{%- else %}
-    {%- set loop_messages = messages %}
-{%- endif %}
-{%- if not tools is defined %}
-    {%- set tools = none %}
-{%- endif %}
-{%- set user_messages = loop_messages | selectattr("role", "equalto", "user") | list %}
-
-{#- This block checks for alternating user/assistant messages, skipping tool calling messages #}
-{%- set ns = namespace() %}
-{%- set ns.index = 0 %}
-{%- for message in loop_messages %}
-    {%- if not (message.role == "tool" or message.role == "tool_results" or (message.tool_calls is defined and message.tool_calls is not none)) %}
-        {%- if (message["role"] == "user") != (ns.index % 2 == 0) %}
-            {{- raise_exception("After the optional system message, conversation roles must alternate user/assistant/user/assistant/...") }}
-        {%- endif %}
-        {%- set ns.index = ns.index + 1 %}
-    {%- endif %}
-{%- endfor %}
-
-{{- bos_token }}
-{%- for message in loop_messages %}
-    {%- if message["role"] == "user" %}
-        {%- if tools is not none and (message == user_messages[-1]) %}
-            {{- "[AVAILABLE_TOOLS] [" }}
-            {%- for tool in tools %}
-                {%- set tool = tool.function %}
-                {{- '{"type": "function", "function": {' }}
-                {%- for key, val in tool.items() if key != "return" %}
-                    {%- if val is string %}
-                        {{- '"' + key + '": "' + val + '"' }}
-                    {%- else %}
-                        {{- '"' + key + '": ' + val|tojson }}
-                    {%- endif %}
-                    {%- if not loop.last %}
-                        {{- ", " }}
-                    {%- endif %}
-                {%- endfor %}
-                {{- "}}" }}
-                {%- if not loop.last %}
-                    {{- ", " }}
-                {%- else %}
-                    {{- "]" }}
-                {%- endif %}
-            {%- endfor %}
-            {{- "[/AVAILABLE_TOOLS]" }}
-            {%- endif %}
-        {%- if loop.last and system_message is defined %}
-            {{- "[INST] " + system_message + "\n\n" + message["content"] + "[/INST]" }}
-        {%- else %}
-            {{- "[INST] " + message["content"] + "[/INST]" }}
-        {%- endif %}
-    {%- elif message.tool_calls is defined and message.tool_calls is not none %}
-        {{- "[TOOL_CALLS] [" }}
-        {%- for tool_call in message.tool_calls %}
-            {%- set out = tool_call.function|tojson %}
-            {{- out[:-1] }}
-            {%- if not tool_call.id is defined or tool_call.id|length != 9 %}
-                {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
-            {%- endif %}
-            {{- ', "id": "' + tool_call.id + '"}' }}
-            {%- if not loop.last %}
-                {{- ", " }}
-            {%- else %}
-                {{- "]" + eos_token }}
-            {%- endif %}
-        {%- endfor %}
-    {%- elif message["role"] == "assistant" %}
-        {{- " " + message["content"]|trim + eos_token}}
-    {%- elif message["role"] == "tool_results" or message["role"] == "tool" %}
-        {%- if message.content is defined and message.content.content is defined %}
-            {%- set content = message.content.content %}
-        {%- else %}
-            {%- set content = message.content %}
-        {%- endif %}
-        {{- '[TOOL_RESULTS] {"content": ' + content|string + ", " }}
-        {%- if not message.tool_call_id is defined or message.tool_call_id|length != 9 %}
-            {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
-        {%- endif %}
-        {{- '"call_id": "' + message.tool_call_id + '"}[/TOOL_RESULTS]' }}
-    {%- else %}
-        {{- raise_exception("Only user and assistant roles are supported, with the exception of an initial optional system message!") }}
-    {%- endif %}
-{%- endfor %}
-"""
-
-
-def _replace_once(text, old, new):
-    assert text.count(old) == 1, old
-    return text.replace(old, new)
-
-
-# mistralai/Mistral-Nemo-Instruct-2407, Mistral's "v3-tekken" template: the v3
-# template without the spaces after [INST], [AVAILABLE_TOOLS], [TOOL_CALLS] and
-# [TOOL_RESULTS], and with assistant content neither trimmed nor space-prefixed.
-MISTRAL_V3_TEKKEN = MISTRAL_V3
-for _old, _new in [
-    ('"[AVAILABLE_TOOLS] ["', '"[AVAILABLE_TOOLS]["'),
-    ('"[INST] " + system_message', '"[INST]" + system_message'),
-    ('"[INST] " + message["content"]', '"[INST]" + message["content"]'),
-    ('"[TOOL_CALLS] ["', '"[TOOL_CALLS]["'),
-    ('" " + message["content"]|trim + eos_token', 'message["content"] + eos_token'),
-    ("'[TOOL_RESULTS] {\"content\": '", "'[TOOL_RESULTS]{\"content\": '"),
-]:
-    MISTRAL_V3_TEKKEN = _replace_once(MISTRAL_V3_TEKKEN, _old, _new)
-
-# mistralai/Mistral-Large-Instruct-2411, Mistral's "v7" template.
-MISTRAL_V7 = (
-    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
-    "{{ '[INST] ' + message['content'] + '[/INST]' }}{% elif message['role'] == 'system' %}"
-    "{{ '[SYSTEM_PROMPT] ' + message['content'] + '[/SYSTEM_PROMPT]' }}"
-    "{% elif message['role'] == 'assistant' %}{{ ' ' + message['content'] + eos_token }}"
-    "{% else %}{{ raise_exception('Only user, system and assistant roles are supported!') }}"
-    "{% endif %}{% endfor %}"
-)
-
-# google/gemma-3-270m-it (the Gemma 3 family template): the system message is
-# folded into the first user turn; the assistant is called "model".
-GEMMA3 = """{{ bos_token }}
-{%- if messages[0]['role'] == 'system' -%}
-    {%- if messages[0]['content'] is string -%}
-        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}
-    {%- else -%}
-        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}
-    {%- endif -%}
-    {%- set loop_messages = messages[1:] -%}
-{%- else -%}
-    {%- set first_user_prefix = "" -%}
-    {%- set loop_messages = messages -%}
-{%- endif -%}
-{%- for message in loop_messages -%}
-    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}
-        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}
-    {%- endif -%}
-    {%- if (message['role'] == 'assistant') -%}
-        {%- set role = "model" -%}
-    {%- else -%}
-        {%- set role = message['role'] -%}
-    {%- endif -%}
-    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else "") }}
-    {%- if message['content'] is string -%}
-        {{ message['content'] | trim }}
-    {%- elif message['content'] is iterable -%}
-        {%- for item in message['content'] -%}
-            {%- if item['type'] == 'image' -%}
-                {{ '<start_of_image>' }}
-            {%- elif item['type'] == 'text' -%}
-                {{ item['text'] | trim }}
-            {%- endif -%}
-        {%- endfor -%}
-    {%- else -%}
-        {{ raise_exception("Invalid content type") }}
-    {%- endif -%}
-    {{ '<end_of_turn>\n' }}
-{%- endfor -%}
-{%- if add_generation_prompt -%}
-    {{'<start_of_turn>model\n'}}
-{%- endif -%}
-"""
-
-# google/gemma-7b-it: rejects a system message, otherwise renders as Gemma 3.
-GEMMA1 = (
-    "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
-    "{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != "
-    "(loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate "
-    "user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}"
-    "{% set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}"
-    "{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}"
-    "{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\\n'}}{% endif %}"
-)
-
-# (name, format ladder must detect, template, bos text, eos text, model file
-#  whose template must equal it, conversations to skip)
-TEMPLATES = [
-    ("smollm2", "chatml", SMOLLM2, "<|im_start|>", "<|im_end|>",
-     "SmolLM2-135M-Instruct.Q4_1.gguf", []),
-    ("openhermes-chatml", "chatml", CHATML, "<s>", "<|im_end|>", None, []),
-    ("chatml-default-in-else", "chatml", CHATML_DEFAULT_IN_ELSE, "", "", None, []),
-    ("llama-2-chat", "llama2", LLAMA2, "<s>", "</s>", None, []),
-    ("llama-3-instruct", "llama3", LLAMA3, "<|begin_of_text|>", "<|eot_id|>", None, []),
-    ("mistral-v1", "mistral-v1", MISTRAL_V1, "<s>", "</s>", None, []),
-    ("mistral-v3", "mistral-v3", MISTRAL_V3, "<s>", "</s>", None, []),
-    ("mistral-v3-tekken", "mistral-v3-tekken", MISTRAL_V3_TEKKEN, "<s>", "</s>", None, []),
-    ("mistral-v7", "mistral-v7", MISTRAL_V7, "<s>", "</s>", None, []),
-    ("gemma-3", "gemma", GEMMA3, "<bos>", "<eos>", "gemma-3-270m-it-Q4_K_M.gguf", []),
-    # Gemma 1 and 2 reject system messages, where ladder folds them as Gemma 3 does.
-    ("gemma-7b-it", "gemma", GEMMA1, "<bos>", "<eos>", None,
-     ["system_user", "system_multi_turn", "whitespace", "empty_system", "system_ends_with_assistant",
-      "system_only"]),
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "The city, e.g. Paris"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["city"],
+        },
+    }},
+    {"type": "function", "function": {
+        "name": "get_time",
+        "description": "The local time in a time zone",
+        "parameters": {"type": "object", "properties": {"zone": {"type": "string"}},
+                       "required": []},
+    }},
 ]
+
+# Tool call ids of 9 letters and digits, which Mistral's templates require.
+WEATHER_CALL = {"id": "call12345", "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}}
+TIME_CALL = {"id": "call67890", "type": "function",
+             "function": {"name": "get_time", "arguments": {"zone": "Europe/Paris"}}}
+
+# Firefunction's template reads its functions from a variable of its own, a
+# JSON string (its model card passes json.dumps of the function specs).
+FIREFUNCTION_FUNCTIONS = json.dumps([tool["function"] for tool in TOOLS], indent=4)
 
 CONVERSATIONS = {
     "single_user": [
@@ -363,20 +131,146 @@ CONVERSATIONS = {
         {"role": "assistant", "content": "I speak first"},
         {"role": "user", "content": "ok"},
     ],
+    "reasoning_history": [
+        {"role": "user", "content": "What is 2+2?"},
+        {"role": "assistant", "content": "<think>\nTwo and two make four.\n</think>\n\nIt is 4."},
+        {"role": "user", "content": "And 3+3?"},
+    ],
+    # With tools: a request, a call answered by its tool, two calls at once,
+    # and a whole round trip followed by another question.
+    "tool_request": [
+        {"role": "system", "content": "You can look things up."},
+        {"role": "user", "content": "What's the weather in Paris?"},
+    ],
+    "tool_result": [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [WEATHER_CALL]},
+        {"role": "tool", "tool_call_id": "call12345", "name": "get_weather",
+         "content": "{\"temperature\": 21, \"sky\": \"clear\"}"},
+    ],
+    "parallel_tool_calls": [
+        {"role": "user", "content": "Weather and time in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [WEATHER_CALL, TIME_CALL]},
+        {"role": "tool", "tool_call_id": "call12345", "name": "get_weather",
+         "content": "{\"temperature\": 21}"},
+        {"role": "tool", "tool_call_id": "call67890", "name": "get_time", "content": "14:05"},
+    ],
+    "tool_round_trip": [
+        {"role": "system", "content": "You can look things up."},
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [WEATHER_CALL]},
+        {"role": "tool", "tool_call_id": "call12345", "name": "get_weather",
+         "content": "{\"temperature\": 21}"},
+        {"role": "assistant", "content": "It is 21 \u00b0C in Paris."},
+        {"role": "user", "content": "Thanks! And in Rome?"},
+    ],
 }
 
 
-def raise_exception(message):
-    raise jinja2.exceptions.TemplateError(message)
+
+# (name, file, where the file comes from, (bos, eos), conversations,
+#  the sets of keyword arguments to render with, model file whose template must equal it)
+TEMPLATES = [
+    ("smollm2", f"{TESTDATA}/smollm2.jinja",
+     "HuggingFaceTB/SmolLM2-135M-Instruct: the GGUF's tokenizer.chat_template",
+     ("<|im_start|>", "<|im_end|>"), PLAIN, [{}], "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    ("openhermes-chatml", f"{BUILTIN}/chatml.jinja",
+     "teknium/OpenHermes-2.5-Mistral-7B: tokenizer_config.json", ("<s>", "<|im_end|>"),
+     PLAIN, [{}], None),
+    ("chatml-default-in-else", f"{TESTDATA}/chatml-default-in-else.jinja",
+     "synthetic, in the shape of Qwen2.5's: a default system message in an else branch, "
+     "with Jinja escapes in the literal", ("", ""), PLAIN, [{}], None),
+    ("llama-2-chat", f"{BUILTIN}/llama2.jinja",
+     "meta-llama/Llama-2-7b-chat-hf: tokenizer_config.json", MISTRAL_TOKENS, PLAIN, [{}], None),
+    ("llama-3-instruct", f"{BUILTIN}/llama3.jinja",
+     "meta-llama/Meta-Llama-3-8B-Instruct: tokenizer_config.json", LLAMA3_TOKENS, PLAIN, [{}],
+     None),
+    ("mistral-v1", f"{BUILTIN}/mistral-v1.jinja",
+     "mistralai/Mistral-7B-Instruct-v0.2 with a system prompt: llama.cpp "
+     "tests/test-chat-template.cpp", MISTRAL_TOKENS, PLAIN, [{}], None),
+    ("mistral-v3", f"{BUILTIN}/mistral-v3.jinja",
+     "mistralai/Mistral-7B-Instruct-v0.3: tokenizer_config.json", MISTRAL_TOKENS,
+     PLAIN + WITH_TOOLS, [{}], None),
+    ("mistral-v3-tekken", f"{TESTDATA}/mistral-v3-tekken-spacing.jinja",
+     "the Mistral v3 template with Nemo's (tekken) spacing, as ladder's former golden script "
+     "derived it", MISTRAL_TOKENS, PLAIN + WITH_TOOLS, [{}], None),
+    ("mistral-v7", f"{BUILTIN}/mistral-v7.jinja",
+     "mistralai/Mistral-Large-Instruct-2411: llama.cpp tests/test-chat-template.cpp",
+     MISTRAL_TOKENS, PLAIN, [{}], None),
+    ("gemma-3", f"{BUILTIN}/gemma.jinja",
+     "google/gemma-3-270m-it: the GGUF's tokenizer.chat_template", ("<bos>", "<eos>"), PLAIN, [{}],
+     "gemma-3-270m-it-Q4_K_M.gguf"),
+    ("gemma-7b-it", f"{TESTDATA}/gemma-7b-it.jinja", "google/gemma-7b-it: tokenizer_config.json",
+     ("<bos>", "<eos>"), PLAIN, [{}], None),
+    # From here on llama.cpp's collection of real templates.
+    ("hermes-3-llama-3.1-tool-use", f"{TESTDATA}/hermes-3-llama-3.1-8b-tool-use.jinja",
+     LLAMA_CPP + "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", LLAMA3_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS, [{}], None),
+    ("llama-3.1-8b-instruct", f"{BUILTIN}/llama3.1.jinja",
+     LLAMA_CPP + "meta-llama-Llama-3.1-8B-Instruct.jinja", LLAMA3_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS, [{}, {"tools_in_user_message": False}], None),
+    ("llama-3.2-3b-instruct", f"{TESTDATA}/llama-3.2-3b-instruct.jinja",
+     LLAMA_CPP + "meta-llama-Llama-3.2-3B-Instruct.jinja", LLAMA3_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS, [{}], None),
+    ("mistral-nemo-instruct-2407", f"{BUILTIN}/mistral-v3-tekken.jinja",
+     LLAMA_CPP + "mistralai-Mistral-Nemo-Instruct-2407.jinja", MISTRAL_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS, [{}], None),
+    ("mistral-small-3.2-24b-instruct-2506", f"{TESTDATA}/mistral-small-3.2-24b-instruct-2506.jinja",
+     LLAMA_CPP + "Mistral-Small-3.2-24B-Instruct-2506.jinja (Mistral's v7 format, with tools)",
+     MISTRAL_TOKENS, PLAIN_SHORT + WITH_TOOLS, [{}], None),
+    ("devstral-small-2507", f"{TESTDATA}/devstral-small-2507.jinja",
+     LLAMA_CPP + "unsloth-mistral-Devstral-Small-2507.jinja", MISTRAL_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS, [{}], None),
+    ("phi-3.5-mini-instruct", f"{BUILTIN}/phi3.jinja",
+     LLAMA_CPP + "microsoft-Phi-3.5-mini-instruct.jinja", ("<s>", "<|endoftext|>"), PLAIN_SHORT, [{}], None),
+    ("phi-4", f"{BUILTIN}/phi4.jinja", "microsoft/phi-4: llama.cpp tests/test-chat-template.cpp",
+     ("<|endoftext|>", "<|im_end|>"), PLAIN_SHORT, [{}], None),
+    ("qwen2.5-7b-instruct", f"{TESTDATA}/qwen2.5-7b-instruct.jinja",
+     LLAMA_CPP + "Qwen-Qwen2.5-7B-Instruct.jinja", QWEN_TOKENS, PLAIN_SHORT + WITH_TOOLS, [{}], None),
+    ("qwq-32b", f"{TESTDATA}/qwq-32b.jinja", LLAMA_CPP + "Qwen-QwQ-32B.jinja", QWEN_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS + ["reasoning_history"], [{}], None),
+    ("qwen3-0.6b", f"{TESTDATA}/qwen3-0.6b.jinja", LLAMA_CPP + "Qwen-Qwen3-0.6B.jinja", QWEN_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS + ["reasoning_history"], [{}, {"enable_thinking": False}], None),
+    ("qwen3-coder", f"{TESTDATA}/qwen3-coder.jinja", LLAMA_CPP + "Qwen3-Coder.jinja", QWEN_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS, [{}], None),
+    ("smollm3-3b", f"{TESTDATA}/smollm3-3b.jinja", LLAMA_CPP + "HuggingFaceTB-SmolLM3-3B.jinja",
+     ("", "<|im_end|>"), PLAIN_SHORT + WITH_TOOLS, [{}, {"enable_thinking": False}], None),
+    ("deepseek-r1-distill-llama-8b", f"{TESTDATA}/deepseek-r1-distill-llama-8b.jinja",
+     LLAMA_CPP + "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
+     ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
+     PLAIN_SHORT + WITH_TOOLS + ["reasoning_history"], [{}], None),
+    ("deepseek-r1-distill-qwen-32b", f"{TESTDATA}/deepseek-r1-distill-qwen-32b.jinja",
+     LLAMA_CPP + "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+     ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
+     PLAIN_SHORT + WITH_TOOLS + ["reasoning_history"], [{}], None),
+    ("deepseek-v3.1", f"{TESTDATA}/deepseek-v3.1.jinja", LLAMA_CPP + "deepseek-ai-DeepSeek-V3.1.jinja",
+     ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"), PLAIN_SHORT + WITH_TOOLS, [{}, {"thinking": True}], None),
+    ("gemma-2-2b-it", f"{TESTDATA}/gemma-2-2b-it.jinja", LLAMA_CPP + "google-gemma-2-2b-it.jinja",
+     ("<bos>", "<eos>"), PLAIN_SHORT, [{}], None),
+    ("granite-3.3-2b-instruct", f"{TESTDATA}/granite-3.3-2b-instruct.jinja",
+     LLAMA_CPP + "ibm-granite-granite-3.3-2B-Instruct.jinja", ("<|end_of_text|>", "<|end_of_text|>"),
+     PLAIN_SHORT + WITH_TOOLS, [{}, {"thinking": True}], None),
+    ("firefunction-v2", f"{TESTDATA}/firefunction-v2.jinja",
+     LLAMA_CPP + "fireworks-ai-llama-3-firefunction-v2.jinja", LLAMA3_TOKENS,
+     PLAIN_SHORT + WITH_TOOLS, [{"functions": FIREFUNCTION_FUNCTIONS, "datetime": "Jul 26 2024"}], None),
+    ("functionary-medium-v3.2", f"{TESTDATA}/functionary-medium-v3.2.jinja",
+     LLAMA_CPP + "meetkai-functionary-medium-v3.2.jinja", LLAMA3_TOKENS, PLAIN_SHORT + WITH_TOOLS, [{}], None),
+    ("glm-4.6", f"{TESTDATA}/glm-4.6.jinja", LLAMA_CPP + "GLM-4.6.jinja", ("", "<|endoftext|>"),
+     PLAIN_SHORT + WITH_TOOLS + ["reasoning_history"], [{}], None),
+    ("gpt-oss-120b", f"{TESTDATA}/gpt-oss-120b.jinja", LLAMA_CPP + "openai-gpt-oss-120b.jinja",
+     ("<|startoftext|>", "<|return|>"), PLAIN_SHORT + WITH_TOOLS, [{}, {"reasoning_effort": "high"}],
+     None),
+    ("kimi-k2", f"{TESTDATA}/kimi-k2.jinja", LLAMA_CPP + "moonshotai-Kimi-K2.jinja",
+     ("[BOS]", "[EOS]"), PLAIN_SHORT + WITH_TOOLS, [{}], None),
+]
 
 
-def make_environment():
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols]
-    )
-    env.filters["tojson"] = lambda x, indent=None: json.dumps(x, ensure_ascii=False, indent=indent)
-    env.globals["raise_exception"] = raise_exception
-    return env
+def render(compiled, messages, tools, add_generation_prompt, bos, eos, kwargs):
+    """transformers' render_jinja_template: the special tokens, then the
+    caller's keyword arguments, as template variables."""
+    return compiled.render(messages=messages, tools=tools, documents=None,
+                           add_generation_prompt=add_generation_prompt,
+                           **{"bos_token": bos, "eos_token": eos, **kwargs})
 
 
 def check_against_model_file(name, template, model_file):
@@ -391,35 +285,42 @@ def check_against_model_file(name, template, model_file):
     field = GGUFReader(path).fields["tokenizer.chat_template"]
     actual = bytes(field.parts[field.data[0]]).decode("utf-8")
     if actual != template:
-        sys.exit(f"{name}: the embedded template differs from {model_file}:\n{actual!r}")
+        sys.exit(f"{name}: the template file differs from {model_file}:\n{actual!r}")
 
 
 def main():
     env = make_environment()
     templates = []
     cases = []
-    for name, fmt, text, bos, eos, model_file, skip in TEMPLATES:
+    for name, path, origin, (bos, eos), conversations, kwargs_sets, model_file in TEMPLATES:
+        with open(os.path.join(REPO, path), encoding="utf-8") as f:
+            text = f.read()
         if model_file:
             check_against_model_file(name, text, model_file)
-        templates.append({"name": name, "format": fmt, "template": text,
+        templates.append({"name": name, "file": path, "origin": origin,
                           "bos_token": bos, "eos_token": eos})
         compiled = env.from_string(text)
-        for conv_name, messages in CONVERSATIONS.items():
-            if conv_name in skip:
-                continue
-            for add_generation_prompt in (True, False):
-                case = {"template": name, "conversation": conv_name,
-                        "add_generation_prompt": add_generation_prompt}
-                try:
-                    case["rendered"] = compiled.render(
-                        messages=messages, add_generation_prompt=add_generation_prompt,
-                        bos_token=bos, eos_token=eos)
-                except jinja2.exceptions.TemplateError as error:
-                    case["error"] = str(error)
-                cases.append(case)
+        for conversation in conversations:
+            with_tools = conversation in WITH_TOOLS
+            for kwargs in kwargs_sets:
+                for add_generation_prompt in (True, False):
+                    case = {"template": name, "conversation": conversation, "tools": with_tools,
+                            "add_generation_prompt": add_generation_prompt}
+                    if kwargs:
+                        case["kwargs"] = kwargs
+                    try:
+                        case["rendered"] = render(compiled, CONVERSATIONS[conversation],
+                                                  TOOLS if with_tools else None,
+                                                  add_generation_prompt, bos, eos, kwargs)
+                    except jinja2.exceptions.TemplateError as error:
+                        case["error"] = str(error)
+                    except Exception as error:  # a template bug: Python's error is the reference
+                        case["error"] = f"{type(error).__name__}: {error}"
+                    cases.append(case)
     json.dump({"generator": "scripts/goldens/chat_template_goldens.py",
-               "jinja2_version": jinja2.__version__,
-               "templates": templates, "conversations": CONVERSATIONS, "cases": cases},
+               "jinja2_version": jinja2.__version__, "now": FIXED_NOW.isoformat(),
+               "tools": TOOLS, "templates": templates, "conversations": CONVERSATIONS,
+               "cases": cases},
               sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
 

@@ -59,7 +59,7 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
         // does not leave room for a reply.
         std::vector<int32_t> tokens;
         for (;;) {
-            tokens = bundle.tokenizer->encode(chat_template.apply(history, true), true, true);
+            tokens = chat_template.encode(*bundle.tokenizer, chat_template.apply(history, true));
             const bool fits = static_cast<int64_t>(tokens.size()) + options.generation.n_predict <= context;
             if (fits || history.size() <= n_fixed + 1) break;
             history.erase(history.begin() + static_cast<std::ptrdiff_t>(n_fixed),

@@ -30,14 +30,16 @@ void run(const CLI::App& command, const RunOptions& options) {
         resolve_model_path(options.generation.model_path), options.generation.chat_template);
     bundle.model->set_attention_path(options.generation.attention);
 
-    std::string text = options.prompt;
-    if (options.chat) {
-        const tokenizer::ChatMessage message{"user", options.prompt};
-        text = engine::require_chat_template(bundle).apply({&message, 1}, true);
-    }
     // A chat prompt carries the template's control tokens; a plain prompt is
     // user text, where such strings stay text.
-    const std::vector<int32_t> prompt = bundle.tokenizer->encode(text, true, options.chat);
+    std::vector<int32_t> prompt;
+    if (options.chat) {
+        const tokenizer::ChatTemplate& chat_template = engine::require_chat_template(bundle);
+        const tokenizer::ChatMessage message{"user", options.prompt};
+        prompt = chat_template.encode(*bundle.tokenizer, chat_template.apply({&message, 1}, true));
+    } else {
+        prompt = bundle.tokenizer->encode(options.prompt, true, false);
+    }
     if (prompt.empty()) util::fail("the prompt is empty");
 
     const int32_t context = std::min(options.generation.context, bundle.model->config().context_length);

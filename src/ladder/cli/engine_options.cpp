@@ -8,6 +8,7 @@
 #include <cmath>
 #include <utility>
 
+#include "ladder/cli/chat_template_options.h"
 #include "ladder/cli/commands.h"
 #include "ladder/engine/cache_directory.h"
 #include "ladder/engine/model_identity.h"
@@ -19,9 +20,7 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
     add_model_option(command, options.model_path);
     add_threads_option(command, options.n_threads);
     add_attention_option(command, options.attention);
-    command.add_option("--chat-template", options.chat_template,
-                       "override the model's chat template: chatml, llama2, llama3, mistral, "
-                       "gemma, ...");
+    add_chat_template_options(command, options.chat_template);
     command.add_option("--kv-cache-mem", options.kv_cache_mem,
                        "KV cache budget: bytes, or with a unit (512MiB, 2GiB, 1.5GB); default: "
                        "what max-num-seqs full contexts need, at most 4 GiB and a quarter of RAM");

@@ -17,7 +17,7 @@ namespace ladder::cli {
 struct EngineOptions {
     std::string model_path;
     int n_threads = 1;
-    std::string chat_template;
+    engine::ChatTemplateOverride chat_template;
     int block_size = 16;
     std::string kv_cache_mem;  // empty: the engine's default budget
     int max_num_seqs = 256;

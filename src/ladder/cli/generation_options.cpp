@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "ladder/cli/chat_template_options.h"
 #include "ladder/cli/commands.h"
 
 namespace ladder::cli {
@@ -34,9 +35,7 @@ void add_generation_options(CLI::App& command, GenerationOptions& options) {
                        "OpenAI presence penalty")
         ->default_val(0.0f);
     command.add_option("-s,--seed", options.seed, "random seed (same seed, same output)");
-    command.add_option("--chat-template", options.chat_template,
-                       "override the model's chat template: chatml, llama2, llama3, mistral, "
-                       "gemma, ...");
+    add_chat_template_options(command, options.chat_template);
 }
 
 engine::SamplingParams sampling_params(const CLI::App& command, const GenerationOptions& options) {

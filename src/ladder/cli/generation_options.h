@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ladder/engine/generate.h"
+#include "ladder/engine/model_bundle.h"
 #include "ladder/engine/sampling_params.h"
 #include "ladder/model/attention_path.h"
 
@@ -17,7 +18,7 @@ struct GenerationOptions {
     int n_threads = 1;
     int n_predict = 256;
     int context = 4096;
-    std::string chat_template;
+    engine::ChatTemplateOverride chat_template;
     engine::SamplingParams sampling;
     uint64_t seed = 0;
     model::AttentionPath attention = model::kDefaultAttentionPath;

@@ -28,9 +28,16 @@ struct ModelBundle {
     std::string chat_template_error;
 };
 
-// Opens and validates the file and builds all parts. chat_template_name, when
-// not empty, overrides the file's template. Throws util::InputError.
-ModelBundle load_model_bundle(const std::string& path, const std::string& chat_template_name = "");
+// Where the chat template comes from instead of the file (at most one set).
+struct ChatTemplateOverride {
+    std::string builtin_name;  // --chat-template NAME: a built-in template
+    std::string file_path;     // --chat-template-file FILE: a Jinja file
+};
+
+// Opens and validates the file and builds all parts. The chat template is
+// the override if one is given, else the file's tokenizer.chat_template with
+// its named variants (tokenizer.chat_template.<name>). Throws util::InputError.
+ModelBundle load_model_bundle(const std::string& path, const ChatTemplateOverride& chat_template = {});
 
 // The chat template, or an InputError that says why there is none.
 const tokenizer::ChatTemplate& require_chat_template(const ModelBundle& bundle);

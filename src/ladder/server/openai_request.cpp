@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/chat_prompt.h"
 
 namespace ladder::server {
 
@@ -235,25 +236,6 @@ std::vector<std::vector<engine::TokenId>> parse_prompt(const json& body,
     return prompts;
 }
 
-std::string message_content(const json& message) {
-    const json* content = field(message, "content");
-    if (content == nullptr) return "";  // an assistant turn may have none
-    if (content->is_string()) return content->get<std::string>();
-    if (!content->is_array())
-        invalid_param("messages", "message 'content' must be a string or a list of parts");
-    std::string text;
-    for (const json& part : *content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string()) {
-            invalid_param(
-                "messages",
-                "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
-        }
-        text += part["text"].get<std::string>();
-    }
-    return text;
-}
-
 }  // namespace
 
 std::vector<engine::TokenId> parse_token_ids(const json& value, const char* name,
@@ -285,36 +267,8 @@ std::string engine_cache_salt(const std::string& tenant, const std::string& cach
 
 std::vector<engine::TokenId> chat_prompt_tokens(const json& body, const engine::ModelBundle& bundle,
                                                 int32_t max_model_len) {
-    const json* messages = field(body, "messages");
-    if (messages == nullptr || !messages->is_array() || messages->empty()) {
-        invalid_param("messages", "'messages' must be a non-empty list of messages");
-    }
-    const PromptBounds bounds{1, max_prompt_bytes(bundle, max_model_len), max_model_len};
-    size_t n_text_bytes = 0;
-    std::vector<tokenizer::ChatMessage> chat;
-    for (const json& message : *messages) {
-        if (!message.is_object() || !message.contains("role") || !message["role"].is_string()) {
-            invalid_param("messages", "each message needs a string 'role'");
-        }
-        std::string role = message["role"].get<std::string>();
-        if (role == "developer") role = "system";  // OpenAI's newer name for it
-        if (role != "system" && role != "user" && role != "assistant") {
-            invalid_param(
-                "messages",
-                fmt::format("unsupported role '{}': use system, user or assistant", role));
-        }
-        chat.push_back({role, message_content(message)});
-        n_text_bytes += chat.back().content.size();
-        check_text_bytes(n_text_bytes, bounds, "messages");
-    }
-    try {
-        const std::string text = engine::require_chat_template(bundle).apply(chat, true);
-        return bundle.tokenizer->encode(text, true, true);
-    } catch (const ApiError&) {
-        throw;
-    } catch (const util::InputError& error) {
-        invalid_param("messages", error.what());
-    }
+    return render_chat_prompt(parse_chat_inputs(body), bundle, true,
+                              max_prompt_bytes(bundle, max_model_len));
 }
 
 namespace {

@@ -52,9 +52,11 @@ std::string engine_cache_salt(const std::string& tenant, const std::string& cach
 std::vector<engine::TokenId> parse_token_ids(const nlohmann::json& value, const char* name,
                                              int32_t vocab_size);
 
-// The body's `messages` with the model's chat template applied, as token ids.
-// ApiError 400 (param "messages") for a malformed list, an unsupported role
-// order, or text past max_prompt_bytes().
+// The body's conversation (parse_chat_inputs: messages, tools,
+// chat_template_kwargs, ...) rendered by the model's chat template, as token
+// ids. ApiError 400 naming the malformed field, or "messages" with the
+// template's message when it raises.
+// Text past max_prompt_bytes() is refused before it is tokenized.
 std::vector<engine::TokenId> chat_prompt_tokens(const nlohmann::json& body,
                                                 const engine::ModelBundle& bundle,
                                                 int32_t max_model_len);

@@ -1,6 +1,9 @@
 // POST /tokenize ({prompt} or {messages}, as vLLM's): the token ids the
-// server would compute, their count and the context limit.
+// server would compute, their count and the context limit. With messages it
+// takes what a chat request does (tools, chat_template_kwargs,
+// add_generation_prompt, continue_final_message), to check a rendering.
 // POST /detokenize ({tokens}): the text of token ids.
+#include "ladder/server/chat_prompt.h"
 #include "ladder/server/completion_handler.h"
 #include "ladder/server/http_io.h"
 #include "ladder/server/routes.h"
@@ -11,22 +14,27 @@ namespace {
 
 using json = nlohmann::json;
 
+bool add_special_tokens(const json& body) {
+    const auto flag = body.find("add_special_tokens");
+    if (flag == body.end()) return true;
+    if (!flag->is_boolean()) {
+        invalid_param("add_special_tokens", "'add_special_tokens' must be true or false");
+    }
+    return flag->get<bool>();
+}
+
 std::vector<engine::TokenId> tokenize_body(const json& body, const engine::ModelBundle& bundle,
                                            int32_t max_model_len) {
     if (!body.is_object()) invalid_param("", "the request body must be a JSON object");
-    if (body.contains("messages")) return chat_prompt_tokens(body, bundle, max_model_len);
+    if (body.contains("messages")) {
+        return render_chat_prompt(parse_chat_inputs(body), bundle, add_special_tokens(body),
+                                  max_prompt_bytes(bundle, max_model_len));
+    }
     const auto prompt = body.find("prompt");
     if (prompt == body.end() || !prompt->is_string()) {
         invalid_param("prompt", "give 'prompt' (a string) or 'messages' (a list of messages)");
     }
-    bool add_special = true;
-    if (const auto flag = body.find("add_special_tokens"); flag != body.end()) {
-        if (!flag->is_boolean()) {
-            invalid_param("add_special_tokens", "'add_special_tokens' must be true or false");
-        }
-        add_special = flag->get<bool>();
-    }
-    return bundle.tokenizer->encode(prompt->get<std::string>(), add_special, true);
+    return bundle.tokenizer->encode(prompt->get<std::string>(), add_special_tokens(body), true);
 }
 
 }  // namespace

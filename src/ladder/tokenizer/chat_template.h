@@ -1,73 +1,118 @@
-// Chat templates: turns a list of chat messages into the prompt text a model was
-// trained on. Known formats are written out by hand (no Jinja engine); detect()
-// recognises them from the model's tokenizer.chat_template text.
+// Chat templates: a conversation (messages, tools, settings) -> the prompt
+// text a model was trained on, by rendering the model's own Jinja template
+// (tokenizer.chat_template in its GGUF) with the Jinja interpreter in jinja/,
+// exactly as transformers' apply_chat_template renders it. Built-in templates
+// serve files that have none (--chat-template NAME).
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "ladder/tokenizer/jinja/template.h"
+#include "ladder/tokenizer/tokenizer.h"
+
 namespace ladder::tokenizer {
 
+// One message for callers that have only text (the CLI's chat and run).
 struct ChatMessage {
-    std::string role;  // "system", "user" or "assistant"
+    std::string role;
     std::string content;
 };
 
-enum class ChatFormat {
-    ChatML,           // <|im_start|>role\n...<|im_end|>\n (SmolLM, Qwen, OpenHermes, ...)
-    Llama2,           // Meta's Llama-2-chat: <s>[INST] <<SYS>>...<</SYS>> ... [/INST] ... </s>
-    Llama3,           // Meta-Llama-3-Instruct: <|start_header_id|>role<|end_header_id|>\n\n...
-    MistralV1,        // " [INST] ... [/INST]", system joins the first user message
-    MistralV3,        // "[INST] ...[/INST]", system joins the last user message
-    MistralV3Tekken,  // as v3 without the spaces (Mistral Nemo)
-    MistralV7,        // [SYSTEM_PROMPT] ...[/SYSTEM_PROMPT] turns of their own
-    Gemma,            // <start_of_turn>user|model; system folded into the first user turn
+// What the template is given, as transformers passes it.
+struct ChatInputs {
+    // OpenAI-style messages: role, content (a string), and where present
+    // name, tool_calls (with function.arguments as a JSON object),
+    // tool_call_id, reasoning_content.
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    // Tool definitions ({"type": "function", "function": {...}}); null: none,
+    // which the template sees as tools = none.
+    nlohmann::ordered_json tools;
+    bool add_generation_prompt = true;
+    // The prompt ends inside the last (assistant) message, for the model to
+    // continue it: what follows that message's text is cut off.
+    bool continue_final_message = false;
+    // Further template variables (chat_template_kwargs: enable_thinking, ...).
+    nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
 };
 
-// The text of the BOS and EOS tokens a template writes (Llama 2 writes both
-// between turns). Empty means the format's usual spelling ("<s>", "</s>", ...).
+// The text of the BOS and EOS tokens, which templates write themselves.
 struct ChatSpecialTokens {
     std::string bos;
     std::string eos;
 };
 
+// How a model's template writes tool calls, which tells the server how to
+// parse them out of the output (llama.cpp picks its parser the same way).
+enum class ToolCallFormat {
+    None,        // the template shows no tool calls in a format ladder knows
+    Hermes,      // <tool_call>{"name": ..., "arguments": ...}</tool_call> (Hermes, Qwen 2.5/3, SmolLM3)
+    Llama3Json,  // {"name": ..., "parameters": ...}, after <|python_tag|> or bare (Llama 3.1-3.3)
+    Mistral,     // [TOOL_CALLS] [{"name": ..., "arguments": ...}] (Mistral v3, Nemo, Small 3.x)
+};
+// "hermes", "llama3_json", "mistral" or "none" (vLLM's parser names).
+std::string_view tool_call_format_name(ToolCallFormat format);
+std::optional<ToolCallFormat> tool_call_format_from_name(std::string_view name);
+// From the template's source, by the markers llama.cpp looks for.
+ToolCallFormat detect_tool_call_format(std::string_view template_source);
+
 class ChatTemplate {
 public:
-    // Recognises a template from the text of the GGUF key tokenizer.chat_template
-    // by the markers llama.cpp looks for (a known format name is accepted too).
-    // A ChatML template that writes a literal default system turn keeps it, to
-    // be injected when a conversation does not start with a system message.
-    // Throws util::InputError for an empty or unrecognised template, listing
-    // the known names for --chat-template.
-    static ChatTemplate detect(std::string_view jinja_template, ChatSpecialTokens tokens = {});
-    // The --chat-template NAME override. Throws util::InputError for an unknown name.
-    static ChatTemplate by_name(std::string_view name, ChatSpecialTokens tokens = {});
-    static std::span<const std::string_view> known_names();
+    // A template's source. Throws util::InputError naming the syntax error.
+    static ChatTemplate from_source(std::string_view source, ChatSpecialTokens tokens,
+                                    std::string name = "the model's chat template");
+    // A built-in template (--chat-template NAME): the real template of a
+    // model family. Throws util::InputError for an unknown name, listing them.
+    static ChatTemplate builtin(std::string_view name, ChatSpecialTokens tokens);
+    static std::span<const std::string_view> builtin_names();
+    static std::string_view builtin_source(std::string_view name);  // empty if unknown
+    // A variable render() sets itself (messages, tools, documents,
+    // add_generation_prompt), which ChatInputs::kwargs may not set.
+    static bool is_reserved_variable(std::string_view name);
 
-    // The exact prompt text the model's Jinja template renders, except that a
-    // leading BOS is left out: tokenize it with add_special=true (which adds BOS
-    // where the vocabulary wants one) and parse_special=true. For Llama 2 and
-    // the Mistral formats the prompt already ends with [/INST], so
-    // add_generation_prompt changes nothing. Throws util::InputError for an empty
-    // conversation, an unknown role, or a role order the format cannot express
-    // (for Llama 2, Mistral v1/v3 and Gemma: an optional first system message,
-    // then user and assistant alternating, starting with user).
+    // A named variant (tokenizer.chat_template.<name>); one called "tool_use"
+    // renders requests that bring tools, as transformers chooses it.
+    void add_variant(const std::string& name, std::string_view source);
+    std::vector<std::string> variant_names() const;
+
+    // The prompt text, exactly what Python's jinja2 renders (a leading BOS
+    // included when the template writes one: encode() takes care of it).
+    // Throws util::InputError: with the template's own message when it
+    // raises (raise_exception), else naming what failed and where.
+    std::string render(const ChatInputs& inputs, const jinja::RenderOptions& options = {}) const;
+    // One user or system turn after another, as the CLI has them.
     std::string apply(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
 
-    ChatFormat format() const { return format_; }
-    std::string_view name() const;
-    // The default system message a ChatML template injects, if it has one.
-    const std::optional<std::string>& default_system() const { return default_system_; }
+    // Token ids of a rendered prompt, with control tokens recognised. With
+    // add_special, BOS is added where the vocabulary wants it, and a BOS the
+    // template wrote itself is not doubled (as llama.cpp does).
+    std::vector<TokenId> encode(const Tokenizer& tokenizer, std::string_view rendered,
+                                bool add_special = true) const;
+
+    const std::string& name() const { return name_; }
+    const std::string& source() const { return default_->source(); }
+    const ChatSpecialTokens& special_tokens() const { return tokens_; }
+    // From the default template's text (see ToolCallFormat).
+    ToolCallFormat tool_call_format() const { return tool_call_format_; }
+    // The template writes <think> (a reasoning model: DeepSeek R1, QwQ, Qwen 3, ...).
+    bool has_reasoning_tags() const;
 
 private:
-    ChatTemplate(ChatFormat format, ChatSpecialTokens tokens);
+    ChatTemplate(std::shared_ptr<const jinja::Template> source, ChatSpecialTokens tokens, std::string name);
+    const jinja::Template& choose(const ChatInputs& inputs) const;
 
-    ChatFormat format_;
+    std::shared_ptr<const jinja::Template> default_;
+    std::map<std::string, std::shared_ptr<const jinja::Template>> variants_;
     ChatSpecialTokens tokens_;
-    std::optional<std::string> default_system_;
+    std::string name_;
+    ToolCallFormat tool_call_format_ = ToolCallFormat::None;
 };
 
 }  // namespace ladder::tokenizer

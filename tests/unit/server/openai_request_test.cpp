@@ -178,7 +178,7 @@ TEST_F(ServerRequestTest, RejectsBadMessages) {
         {{"messages", json::array()}},
         {{"messages", "hi"}},
         {{"messages", json::array({{{"content", "hi"}}})}},
-        {{"messages", json::array({{{"role", "tool"}, {"content", "hi"}}})}},
+        {{"messages", json::array({{{"role", "narrator"}, {"content", "hi"}}})}},
         {{"messages", json::array({{{"role", "user"}, {"content", 1}}})}},
         {{"messages",
           json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}}})}}})}},
