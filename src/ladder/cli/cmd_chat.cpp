@@ -34,7 +34,8 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
         resolve_model_path(options.generation.model_path), options.generation.chat_template);
     bundle.model->set_attention_path(options.generation.attention);
     const tokenizer::ChatTemplate& chat_template = engine::require_chat_template(bundle);
-    const int32_t context = std::min(options.generation.context, bundle.model->config().context_length);
+    const int32_t context =
+        std::min(options.generation.context, bundle.model->config().context_length);
 
     util::ThreadPool pool(options.generation.n_threads);
     engine::Session session(*bundle.model, pool, context);
@@ -60,13 +61,15 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
         std::vector<int32_t> tokens;
         for (;;) {
             tokens = chat_template.encode(*bundle.tokenizer, chat_template.apply(history, true));
-            const bool fits = static_cast<int64_t>(tokens.size()) + options.generation.n_predict <= context;
+            const bool fits =
+                static_cast<int64_t>(tokens.size()) + options.generation.n_predict <= context;
             if (fits || history.size() <= n_fixed + 1) break;
             history.erase(history.begin() + static_cast<std::ptrdiff_t>(n_fixed),
                           history.begin() + static_cast<std::ptrdiff_t>(n_fixed + 2));
         }
         if (static_cast<int64_t>(tokens.size()) >= context) {
-            std::fprintf(stderr, "[the message is longer than the context of %d tokens]\n", context);
+            std::fprintf(stderr, "[the message is longer than the context of %d tokens]\n",
+                         context);
             history.pop_back();
             continue;
         }
@@ -74,7 +77,8 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
         // and compute only the rest.
         const std::vector<int32_t>& held = session.tokens();
         size_t common = 0;
-        while (common < held.size() && common + 1 < tokens.size() && held[common] == tokens[common]) {
+        while (common < held.size() && common + 1 < tokens.size() &&
+               held[common] == tokens[common]) {
             ++common;
         }
         session.truncate(static_cast<int32_t>(common));
@@ -82,8 +86,8 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
         std::string reply;
         engine::GenerationRequest request;
         request.prompt = std::span<const int32_t>(tokens).subspan(common);
-        request.max_new_tokens = std::min<int32_t>(
-            options.generation.n_predict, context - static_cast<int32_t>(tokens.size()));
+        request.max_new_tokens = std::min<int32_t>(options.generation.n_predict,
+                                                   context - static_cast<int32_t>(tokens.size()));
         request.interrupt = &g_interrupt;
         request.on_text = [&reply](std::string_view piece) {
             reply.append(piece);

@@ -42,7 +42,8 @@ void run(const CLI::App& command, const RunOptions& options) {
     }
     if (prompt.empty()) util::fail("the prompt is empty");
 
-    const int32_t context = std::min(options.generation.context, bundle.model->config().context_length);
+    const int32_t context =
+        std::min(options.generation.context, bundle.model->config().context_length);
     if (static_cast<int64_t>(prompt.size()) >= context) {
         util::fail("the prompt has {} tokens, more than the context of {} (-c)", prompt.size(),
                    context);
@@ -63,13 +64,14 @@ void run(const CLI::App& command, const RunOptions& options) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
         std::fflush(stdout);
     };
-    const engine::GenerationStats stats = engine::generate(session, sampler, *bundle.tokenizer, request);
+    const engine::GenerationStats stats =
+        engine::generate(session, sampler, *bundle.tokenizer, request);
     if (options.json) {
         const std::vector<int32_t>& held = session.tokens();
         const nlohmann::json out = {
             {"prompt_tokens", prompt},
-            {"tokens", std::vector<int32_t>(held.begin() + static_cast<std::ptrdiff_t>(prompt.size()),
-                                            held.end())},
+            {"tokens", std::vector<int32_t>(
+                           held.begin() + static_cast<std::ptrdiff_t>(prompt.size()), held.end())},
             {"text", text_out},
             {"finish_reason", engine::finish_reason_name(stats.finish_reason)},
             {"prompt_tokens_per_second",
@@ -77,7 +79,8 @@ void run(const CLI::App& command, const RunOptions& options) {
             {"generation_seconds", stats.generation_seconds},
             {"time_to_first_token_ms", stats.time_to_first_token * 1000.0},
         };
-        std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        std::printf("%s\n",
+                    out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return;
     }
     std::fputc('\n', stdout);
@@ -88,7 +91,8 @@ void run(const CLI::App& command, const RunOptions& options) {
 
 void add_run_command(CLI::App& app) {
     auto options = std::make_shared<RunOptions>();
-    CLI::App* command = app.add_subcommand("run", "Generate text from a prompt, streamed to stdout");
+    CLI::App* command =
+        app.add_subcommand("run", "Generate text from a prompt, streamed to stdout");
     add_generation_options(*command, options->generation);
     command->add_option("-p,--prompt", options->prompt, "the prompt")->required();
     command->add_flag("--chat", options->chat,

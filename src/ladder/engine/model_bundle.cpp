@@ -92,8 +92,8 @@ ModelBundle load_model_bundle(const std::string& path, const ChatTemplateOverrid
                    bundle.tokenizer->vocab_size(), bundle.model->config().vocab_size);
     }
     try {
-        bundle.chat_template = load_chat_template(*bundle.file, chat_template,
-                                                  chat_special_tokens(*bundle.tokenizer));
+        bundle.chat_template =
+            load_chat_template(*bundle.file, chat_template, chat_special_tokens(*bundle.tokenizer));
     } catch (const util::InputError& error) {
         // A named override that fails is the user's mistake now; the file's
         // own template failing only matters once chat is asked for.

@@ -37,7 +37,8 @@ struct ChatTemplateOverride {
 // Opens and validates the file and builds all parts. The chat template is
 // the override if one is given, else the file's tokenizer.chat_template with
 // its named variants (tokenizer.chat_template.<name>). Throws util::InputError.
-ModelBundle load_model_bundle(const std::string& path, const ChatTemplateOverride& chat_template = {});
+ModelBundle load_model_bundle(const std::string& path,
+                              const ChatTemplateOverride& chat_template = {});
 
 // The chat template, or an InputError that says why there is none.
 const tokenizer::ChatTemplate& require_chat_template(const ModelBundle& bundle);

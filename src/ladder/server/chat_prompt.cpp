@@ -111,8 +111,8 @@ tokenizer::ChatInputs parse_chat_inputs(const json& body) {
     tokenizer::ChatInputs inputs;
     for (const json& message : *messages) inputs.messages.push_back(message_of(message));
     if (const json* tools = field(body, "tools"); tools != nullptr) {
-        if (!tools->is_array() ||
-            !std::all_of(tools->begin(), tools->end(), [](const json& t) { return t.is_object(); })) {
+        if (!tools->is_array() || !std::all_of(tools->begin(), tools->end(),
+                                               [](const json& t) { return t.is_object(); })) {
             invalid_param("tools", "'tools' must be a list of tool objects");
         }
         inputs.tools = *tools;

@@ -49,7 +49,8 @@ std::string final_message_text(const nlohmann::ordered_json& messages) {
         util::fail("continue_final_message needs a final message to continue");
     }
     const auto content = messages.back().find("content");
-    if (content != messages.back().end() && content->is_string()) return content->get<std::string>();
+    if (content != messages.back().end() && content->is_string())
+        return content->get<std::string>();
     if (content != messages.back().end() && content->is_array()) {
         for (auto part = content->rbegin(); part != content->rend(); ++part) {
             if (part->is_object() && part->contains("text") && (*part)["text"].is_string()) {
@@ -64,7 +65,8 @@ std::string final_message_text(const nlohmann::ordered_json& messages) {
 // text, keeping its trailing whitespace only where the template kept it.
 std::string cut_after_final_message(std::string rendered, const std::string& final_text) {
     const std::string stripped = jinja::py::strip(final_text, jinja::py::Side::Both, std::nullopt);
-    const std::string left_stripped = jinja::py::strip(final_text, jinja::py::Side::Left, std::nullopt);
+    const std::string left_stripped =
+        jinja::py::strip(final_text, jinja::py::Side::Left, std::nullopt);
     const size_t at = rendered.rfind(stripped);
     if (at == std::string::npos) {
         util::fail(

@@ -52,8 +52,8 @@ struct ChatSpecialTokens {
 // How a model's template writes tool calls, which tells the server how to
 // parse them out of the output (llama.cpp picks its parser the same way).
 enum class ToolCallFormat {
-    None,        // the template shows no tool calls in a format ladder knows
-    Hermes,      // <tool_call>{"name": ..., "arguments": ...}</tool_call> (Hermes, Qwen 2.5/3, SmolLM3)
+    None,    // the template shows no tool calls in a format ladder knows
+    Hermes,  // <tool_call>{"name": ..., "arguments": ...}</tool_call> (Hermes, Qwen 2.5/3, SmolLM3)
     Llama3Json,  // {"name": ..., "parameters": ...}, after <|python_tag|> or bare (Llama 3.1-3.3)
     Mistral,     // [TOOL_CALLS] [{"name": ..., "arguments": ...}] (Mistral v3, Nemo, Small 3.x)
 };
@@ -105,7 +105,8 @@ public:
     bool has_reasoning_tags() const;
 
 private:
-    ChatTemplate(std::shared_ptr<const jinja::Template> source, ChatSpecialTokens tokens, std::string name);
+    ChatTemplate(std::shared_ptr<const jinja::Template> source, ChatSpecialTokens tokens,
+                 std::string name);
     const jinja::Template& choose(const ChatInputs& inputs) const;
 
     std::shared_ptr<const jinja::Template> default_;

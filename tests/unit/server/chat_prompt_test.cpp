@@ -23,16 +23,17 @@ std::string rejected_param(const json& body) {
     return "";
 }
 
-const json kTools = json::array(
-    {{{"type", "function"},
-      {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}}});
+const json kTools =
+    json::array({{{"type", "function"},
+                  {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}}});
 
 TEST(ChatInputs, PassesToolsCallsAndResultsAsTheTemplateExpectsThem) {
     const json body = {
         {"messages",
          {{{"role", "developer"}, {"content", "Be brief."}},
-          {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "Weather "}},
-                                           {{"type", "text"}, {"text", "in Paris?"}}}}},
+          {{"role", "user"},
+           {"content",
+            {{{"type", "text"}, {"text", "Weather "}}, {{"type", "text"}, {"text", "in Paris?"}}}}},
           {{"role", "assistant"},
            {"content", nullptr},
            {"tool_calls",
@@ -58,8 +59,8 @@ TEST(ChatInputs, PassesToolsCallsAndResultsAsTheTemplateExpectsThem) {
 }
 
 TEST(ChatInputs, WithoutToolsTheTemplateSeesNone) {
-    const tokenizer::ChatInputs inputs =
-        parse_chat_inputs({{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"tools", nullptr}});
+    const tokenizer::ChatInputs inputs = parse_chat_inputs(
+        {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"tools", nullptr}});
     EXPECT_TRUE(inputs.tools.is_null());
 }
 

@@ -59,7 +59,8 @@ constexpr std::array<std::string_view, 34> kJinjaPieces = {
 // The seed corpus and the inputs that once crashed (tests/fuzz/regressions/).
 std::vector<std::string> seed_corpus() {
     std::vector<std::string> seeds;
-    for (const char* dir : {"tests/fuzz/corpus/chat_template", "tests/fuzz/regressions/chat_template"}) {
+    for (const char* dir :
+         {"tests/fuzz/corpus/chat_template", "tests/fuzz/regressions/chat_template"}) {
         for (const auto& entry : std::filesystem::directory_iterator(test::kSourceDir / dir)) {
             seeds.push_back(test::read_source_file(
                 std::filesystem::relative(entry.path(), test::kSourceDir).string()));

@@ -94,7 +94,7 @@ struct Stmt {
         With,         // assignments, then body in a scope of its own
         Break,
         Continue,
-        Generation,   // transformers' {% generation %}: the body as it is
+        Generation,  // transformers' {% generation %}: the body as it is
     };
     Kind kind = Kind::Text;
     int line = 0;

@@ -15,7 +15,8 @@ BoundArgs::BoundArgs(std::string_view function, const CallArgs& args,
     for (const auto& [name, value] : args.keywords) {
         size_t i = 0;
         while (i < names_.size() && names_[i] != name) ++i;
-        if (i == names_.size()) raise("{}() got an unexpected keyword argument '{}'", function_, name);
+        if (i == names_.size())
+            raise("{}() got an unexpected keyword argument '{}'", function_, name);
         if (values_[i]) raise("{}() got multiple values for argument '{}'", function_, name);
         values_[i] = value;
     }
@@ -33,7 +34,8 @@ const Value& BoundArgs::require(size_t i) const {
 int64_t BoundArgs::integer(size_t i, int64_t fallback) const {
     if (!values_[i]) return fallback;
     if (!values_[i]->is_integral()) {
-        raise("{}(): '{}' must be an integer, not {}", function_, names_[i], type_name(*values_[i]));
+        raise("{}(): '{}' must be an integer, not {}", function_, names_[i],
+              type_name(*values_[i]));
     }
     return values_[i]->as_int();
 }

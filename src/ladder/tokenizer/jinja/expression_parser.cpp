@@ -261,8 +261,10 @@ ExprPtr Parser::parse_primary() {
     switch (token.type) {
         case Token::Type::Name: {
             advance();
-            if (token.text == "true" || token.text == "True") return literal(Value::boolean(true), line);
-            if (token.text == "false" || token.text == "False") return literal(Value::boolean(false), line);
+            if (token.text == "true" || token.text == "True")
+                return literal(Value::boolean(true), line);
+            if (token.text == "false" || token.text == "False")
+                return literal(Value::boolean(false), line);
             if (token.text == "none" || token.text == "None") return literal(Value::none(), line);
             ExprPtr name = make_expr(Expr::Kind::Name, line);
             name->name = token.text;
@@ -270,7 +272,8 @@ ExprPtr Parser::parse_primary() {
         }
         case Token::Type::String: {
             std::string text;
-            while (current().type == Token::Type::String) text += advance().text;  // "a" "b" is "ab"
+            while (current().type == Token::Type::String)
+                text += advance().text;  // "a" "b" is "ab"
             return literal(Value::string(std::move(text)), line);
         }
         case Token::Type::Integer:

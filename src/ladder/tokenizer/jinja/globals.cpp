@@ -18,20 +18,23 @@ Value range(Interpreter& interpreter, CallArgs& args) {
         raise("range expected 1 to 3 arguments, got {}", args.positional.size());
     }
     for (const Value& arg : args.positional) {
-        if (!arg.is_integral()) raise("'{}' object cannot be interpreted as an integer", type_name(arg));
+        if (!arg.is_integral())
+            raise("'{}' object cannot be interpreted as an integer", type_name(arg));
     }
     const auto& p = args.positional;
     const int64_t start = p.size() == 1 ? 0 : p[0].as_int();
     const int64_t stop = p.size() == 1 ? p[0].as_int() : p[1].as_int();
     const int64_t step = p.size() == 3 ? p[2].as_int() : 1;
     if (step == 0) raise("range() arg 3 must not be zero");
-    const long double count = step > 0 ? (static_cast<long double>(stop) - start + step - 1) / step
-                                       : (static_cast<long double>(start) - stop - step - 1) / -step;
+    const long double count = step > 0
+                                  ? (static_cast<long double>(stop) - start + step - 1) / step
+                                  : (static_cast<long double>(start) - stop - step - 1) / -step;
     if (count > kMaxRange) {
         raise("Range too big. The sandbox blocks ranges larger than MAX_RANGE ({}).", kMaxRange);
     }
     std::vector<Value> items;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) items.push_back(Value::integer(i));
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+        items.push_back(Value::integer(i));
     interpreter.budget().step(static_cast<int64_t>(items.size()));
     return Value::list(std::move(items));
 }
@@ -39,7 +42,8 @@ Value range(Interpreter& interpreter, CallArgs& args) {
 // dict(mapping or pairs, **kwargs), the arguments namespace() takes too.
 Dict dict_of(CallArgs& args, std::string_view function) {
     Dict dict;
-    if (args.positional.size() > 1) raise("{} expected at most 1 argument, got {}", function, args.positional.size());
+    if (args.positional.size() > 1)
+        raise("{} expected at most 1 argument, got {}", function, args.positional.size());
     if (!args.positional.empty()) {
         const Value& source = args.positional.front();
         if (source.is_dict()) {
@@ -114,12 +118,14 @@ void add_globals(Scope& scope) {
     scope.set("dict", native_function("dict", [](Interpreter&, CallArgs& args) {
                   return Value::dict(dict_of(args, "dict"));
               }));
-    scope.set("namespace", native_function("namespace", [](Interpreter& interpreter, CallArgs& args) {
+    scope.set("namespace",
+              native_function("namespace", [](Interpreter& interpreter, CallArgs& args) {
                   auto ns = std::make_shared<Namespace>(dict_of(args, "namespace"));
                   interpreter.adopt(ns);
                   return Value::object(std::move(ns));
               }));
-    scope.set("raise_exception", native_function("raise_exception", [](Interpreter&, CallArgs& args) -> Value {
+    scope.set("raise_exception",
+              native_function("raise_exception", [](Interpreter&, CallArgs& args) -> Value {
                   const BoundArgs bound("raise_exception", args, {"message"});
                   throw TemplateError(to_str(bound.require(0)), /*raised_by_template=*/true);
               }));

@@ -50,7 +50,8 @@ public:
     CallDepth(int& depth, int limit) : depth_(depth) {
         if (++depth_ > limit) {
             --depth_;
-            raise("macros nest more than {} calls deep (a macro that never stops calling itself?)", limit);
+            raise("macros nest more than {} calls deep (a macro that never stops calling itself?)",
+                  limit);
         }
     }
     ~CallDepth() { --depth_; }
@@ -104,8 +105,8 @@ Value Interpreter::call(const Value& callee, CallArgs& args) {
     return callee.as_object().call(*this, args);
 }
 
-Value Interpreter::call_macro(const Stmt& macro, const std::shared_ptr<Scope>& closure, CallArgs& args,
-                              const Value& caller) {
+Value Interpreter::call_macro(const Stmt& macro, const std::shared_ptr<Scope>& closure,
+                              CallArgs& args, const Value& caller) {
     const CallDepth depth(call_depth_, budget_.limits().max_call_depth);
     const int calling_line = line_;
     auto scope = std::make_shared<Scope>(closure);
@@ -136,10 +137,10 @@ Value Interpreter::call_macro(const Stmt& macro, const std::shared_ptr<Scope>& c
     // the parameters before it.
     for (size_t i = 0; i < params.size(); ++i) {
         if (given[i]) continue;
-        scope->set(params[i].name,
-                   params[i].default_value
-                       ? evaluate(*params[i].default_value, *scope)
-                       : Value::undefined(fmt::format("parameter '{}' was not provided", params[i].name)));
+        scope->set(params[i].name, params[i].default_value
+                                       ? evaluate(*params[i].default_value, *scope)
+                                       : Value::undefined(fmt::format(
+                                             "parameter '{}' was not provided", params[i].name)));
     }
     scope->set("varargs", Value::tuple(std::move(extra_positional)));
     scope->set("kwargs", Value::dict(std::move(extra_keywords)));
@@ -198,7 +199,8 @@ Interpreter::Flow Interpreter::execute(const Stmt& stmt, const std::shared_ptr<S
         }
         case Stmt::Kind::With: {
             auto inner = std::make_shared<Scope>(scope);
-            for (const auto& [name, value] : stmt.assignments) inner->set(name, evaluate(*value, *inner));
+            for (const auto& [name, value] : stmt.assignments)
+                inner->set(name, evaluate(*value, *inner));
             return execute(stmt.body, inner, out);
         }
         case Stmt::Kind::Break:
@@ -217,8 +219,8 @@ Interpreter::Flow Interpreter::execute_for(const Stmt& stmt, const std::shared_p
     return Flow::Normal;
 }
 
-void Interpreter::run_loop(const Stmt& stmt, const std::shared_ptr<Scope>& scope, const Value& iterable,
-                           int depth0, std::string& out) {
+void Interpreter::run_loop(const Stmt& stmt, const std::shared_ptr<Scope>& scope,
+                           const Value& iterable, int depth0, std::string& out) {
     std::vector<Value> all = iterate(iterable);
     auto items = std::make_shared<std::vector<Value>>();
     if (stmt.condition) {  // `for x in xs if cond`: loop.* counts only the items kept
@@ -237,10 +239,12 @@ void Interpreter::run_loop(const Stmt& stmt, const std::shared_ptr<Scope>& scope
     }
     NativeFunction::Function recurse;
     if (stmt.recursive) {
-        recurse = [this, &stmt, weak = std::weak_ptr<Scope>(scope), depth0](Interpreter&, CallArgs& args) {
+        recurse = [this, &stmt, weak = std::weak_ptr<Scope>(scope), depth0](Interpreter&,
+                                                                            CallArgs& args) {
             const std::shared_ptr<Scope> outer = weak.lock();
             if (!outer) raise("a recursive loop was called after it ended");
-            if (args.positional.size() != 1 || !args.keywords.empty()) raise("loop() takes one iterable");
+            if (args.positional.size() != 1 || !args.keywords.empty())
+                raise("loop() takes one iterable");
             const CallDepth depth(call_depth_, budget_.limits().max_call_depth);
             std::string nested;
             run_loop(stmt, outer, args.positional[0], depth0 + 1, nested);
@@ -287,18 +291,21 @@ void Interpreter::assign(const AssignTarget& target, const Value& value, Scope& 
         raise("too many values to unpack (expected {})", target.names.size());
     }
     if (items.size() < target.names.size()) {
-        raise("not enough values to unpack (expected {}, got {})", target.names.size(), items.size());
+        raise("not enough values to unpack (expected {}, got {})", target.names.size(),
+              items.size());
     }
     for (size_t i = 0; i < items.size(); ++i) scope.set(target.names[i], items[i]);
 }
 
-std::string Interpreter::render_in_child_scope(const Body& body, const std::shared_ptr<Scope>& scope) {
+std::string Interpreter::render_in_child_scope(const Body& body,
+                                               const std::shared_ptr<Scope>& scope) {
     std::string text;
     execute(body, std::make_shared<Scope>(scope), text);
     return text;
 }
 
-Value Interpreter::apply_filters(const std::vector<FilterCall>& filters, Value value, const Scope& scope) {
+Value Interpreter::apply_filters(const std::vector<FilterCall>& filters, Value value,
+                                 const Scope& scope) {
     for (const FilterCall& filter : filters) value = evaluate_filter(filter, value, scope);
     return value;
 }
@@ -306,7 +313,8 @@ Value Interpreter::apply_filters(const std::vector<FilterCall>& filters, Value v
 void Interpreter::append(std::string& out, std::string_view text) {
     budget_.charge(text.size());
     if (out.size() + text.size() > budget_.limits().max_output_bytes) {
-        raise("the rendered text is longer than the limit of {} bytes", budget_.limits().max_output_bytes);
+        raise("the rendered text is longer than the limit of {} bytes",
+              budget_.limits().max_output_bytes);
     }
     out += text;
 }

@@ -67,7 +67,8 @@ private:
     void run_loop(const Stmt& stmt, const std::shared_ptr<Scope>& scope, const Value& iterable,
                   int depth0, std::string& out);
     void execute_set(const Stmt& stmt, const std::shared_ptr<Scope>& scope);
-    void execute_call_block(const Stmt& stmt, const std::shared_ptr<Scope>& scope, std::string& out);
+    void execute_call_block(const Stmt& stmt, const std::shared_ptr<Scope>& scope,
+                            std::string& out);
     void assign(const AssignTarget& target, const Value& value, Scope& scope);
     std::string render_in_child_scope(const Body& body, const std::shared_ptr<Scope>& scope);
     Value apply_filters(const std::vector<FilterCall>& filters, Value value, const Scope& scope);
@@ -76,7 +77,8 @@ private:
     // expressions (interpreter_expressions.cpp)
     Value evaluate(const Expr& expr, const Scope& scope);
     Value evaluate_compare(const Expr& expr, const Scope& scope);
-    Value evaluate_call(const Expr& expr, const Scope& scope, std::vector<std::pair<std::string, Value>> extra_keywords = {});
+    Value evaluate_call(const Expr& expr, const Scope& scope,
+                        std::vector<std::pair<std::string, Value>> extra_keywords = {});
     Value evaluate_filter(const FilterCall& filter, const Value& input, const Scope& scope);
     CallArgs evaluate_args(const Arguments& args, const Scope& scope);
 

@@ -10,7 +10,8 @@ namespace {
 
 // Lists and dicts cannot be dict keys in Python.
 void require_hashable(const Value& key) {
-    if (key.kind() == Value::Kind::List || key.is_dict()) raise("unhashable type: '{}'", type_name(key));
+    if (key.kind() == Value::Kind::List || key.is_dict())
+        raise("unhashable type: '{}'", type_name(key));
     if (key.kind() == Value::Kind::Tuple) {
         for (const Value& item : key.items()) require_hashable(item);
     }
@@ -31,7 +32,8 @@ Value Interpreter::evaluate(const Expr& expr, const Scope& scope) {
             std::vector<Value> items;
             items.reserve(expr.items.size());
             for (const ExprPtr& item : expr.items) items.push_back(evaluate(*item, scope));
-            return expr.kind == Expr::Kind::List ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+            return expr.kind == Expr::Kind::List ? Value::list(std::move(items))
+                                                 : Value::tuple(std::move(items));
         }
         case Expr::Kind::Dict: {
             Dict dict;
@@ -48,7 +50,9 @@ Value Interpreter::evaluate(const Expr& expr, const Scope& scope) {
             return get_item(evaluate(*expr.operand, scope), evaluate(*expr.items[0], scope));
         case Expr::Kind::Slice: {
             const Value object = evaluate(*expr.operand, scope);
-            const auto part = [&](size_t i) { return expr.items[i] ? evaluate(*expr.items[i], scope) : Value::none(); };
+            const auto part = [&](size_t i) {
+                return expr.items[i] ? evaluate(*expr.items[i], scope) : Value::none();
+            };
             return get_slice(budget_, object, part(0), part(1), part(2));
         }
         case Expr::Kind::Call:
@@ -75,7 +79,8 @@ Value Interpreter::evaluate(const Expr& expr, const Scope& scope) {
         case Expr::Kind::Conditional:
             if (truthy(evaluate(*expr.items[1], scope))) return evaluate(*expr.items[0], scope);
             if (expr.items[2]) return evaluate(*expr.items[2], scope);
-            return Value::undefined("the inline if expression evaluated to false and no else section was defined");
+            return Value::undefined(
+                "the inline if expression evaluated to false and no else section was defined");
     }
     return Value();
 }
@@ -95,7 +100,10 @@ Value Interpreter::evaluate_compare(const Expr& expr, const Scope& scope) {
             result = contains(right, left) == (op == "in");
         } else {
             const int order = compare(left, right, op);
-            result = op == "<" ? order < 0 : op == "<=" ? order <= 0 : op == ">" ? order > 0 : order >= 0;
+            result = op == "<"    ? order < 0
+                     : op == "<=" ? order <= 0
+                     : op == ">"  ? order > 0
+                                  : order >= 0;
         }
         if (!result) return Value::boolean(false);
         left = std::move(right);
@@ -111,7 +119,8 @@ Value Interpreter::evaluate_call(const Expr& expr, const Scope& scope,
     return call(callee, args);
 }
 
-Value Interpreter::evaluate_filter(const FilterCall& filter, const Value& input, const Scope& scope) {
+Value Interpreter::evaluate_filter(const FilterCall& filter, const Value& input,
+                                   const Scope& scope) {
     if (filter.filter == nullptr) raise("No filter named '{}' found.", filter.name);
     CallArgs args = evaluate_args(filter.args, scope);
     return filter.filter(*this, input, args);
@@ -121,7 +130,8 @@ CallArgs Interpreter::evaluate_args(const Arguments& args, const Scope& scope) {
     CallArgs call;
     call.positional.reserve(args.positional.size());
     for (const ExprPtr& arg : args.positional) call.positional.push_back(evaluate(*arg, scope));
-    for (const auto& [name, value] : args.keywords) call.keywords.emplace_back(name, evaluate(*value, scope));
+    for (const auto& [name, value] : args.keywords)
+        call.keywords.emplace_back(name, evaluate(*value, scope));
     return call;
 }
 

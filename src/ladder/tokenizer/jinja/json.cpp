@@ -13,7 +13,8 @@ namespace ladder::tokenizer::jinja {
 namespace {
 
 Value from_json_at(const nlohmann::ordered_json& json, int depth) {
-    if (depth > Value::kMaxDepth) raise("JSON input nests more than {} levels deep", Value::kMaxDepth);
+    if (depth > Value::kMaxDepth)
+        raise("JSON input nests more than {} levels deep", Value::kMaxDepth);
     switch (json.type()) {
         case nlohmann::ordered_json::value_t::null:
         case nlohmann::ordered_json::value_t::discarded:
@@ -137,7 +138,8 @@ private:
             if (cp < 0x20 || (options_.ensure_ascii && cp >= 0x7F)) {
                 if (cp >= 0x10000) {  // a surrogate pair, as Python writes it
                     const uint32_t v = cp - 0x10000;
-                    out_ += fmt::format("\\u{:04x}\\u{:04x}", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+                    out_ +=
+                        fmt::format("\\u{:04x}\\u{:04x}", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
                 } else {
                     out_ += fmt::format("\\u{:04x}", cp);
                 }

@@ -75,9 +75,8 @@ private:
             }
         }
         size_t after = start + 2;
-        const char sign = after < src_.size() && (src_[after] == '-' || src_[after] == '+')
-                              ? src_[after]
-                              : '\0';
+        const char sign =
+            after < src_.size() && (src_[after] == '-' || src_[after] == '+') ? src_[after] : '\0';
         if (sign != '\0') ++after;
         std::string text = src_.substr(pos_, start - pos_);
         const int text_line = line_;
@@ -137,7 +136,8 @@ private:
         for (size_t at = src_.find("{%", pos_); at != std::string::npos;
              at = src_.find("{%", at + 1)) {
             size_t p = at + 2;
-            const char sign = p < src_.size() && (src_[p] == '-' || src_[p] == '+') ? src_[p] : '\0';
+            const char sign =
+                p < src_.size() && (src_[p] == '-' || src_[p] == '+') ? src_[p] : '\0';
             if (sign != '\0') ++p;
             p = skip_space(p);
             if (src_.compare(p, 6, "endraw") != 0) continue;
@@ -197,9 +197,11 @@ private:
         std::vector<char> brackets;  // end tags count only outside (), [] and {}
         while (pos_ < src_.size()) {
             if (brackets.empty()) {
-                const auto end = kind == TagKind::Block ? match_block_end(pos_) : match_variable_end(pos_);
+                const auto end =
+                    kind == TagKind::Block ? match_block_end(pos_) : match_variable_end(pos_);
                 if (end) {
-                    push(kind == TagKind::Block ? Token::Type::BlockEnd : Token::Type::VariableEnd, "");
+                    push(kind == TagKind::Block ? Token::Type::BlockEnd : Token::Type::VariableEnd,
+                         "");
                     line_ += count_newlines(std::string_view(src_).substr(pos_, *end - pos_));
                     line_starting_ = src_[*end - 1] == '\n';
                     pos_ = *end;
@@ -283,7 +285,8 @@ private:
 
     bool lex_prefixed_integer() {
         if (src_[pos_] != '0' || pos_ + 1 >= src_.size()) return false;
-        const char prefix = static_cast<char>(std::tolower(static_cast<unsigned char>(src_[pos_ + 1])));
+        const char prefix =
+            static_cast<char>(std::tolower(static_cast<unsigned char>(src_[pos_ + 1])));
         const int base = prefix == 'b' ? 2 : (prefix == 'o' ? 8 : (prefix == 'x' ? 16 : 0));
         if (base == 0) return false;
         const auto is_base_digit = [base](char c) {
@@ -316,8 +319,8 @@ private:
             if (c != '_') digits += c;
         }
         Token token = make(Token::Type::Integer, text);
-        const auto result = std::from_chars(digits.data(), digits.data() + digits.size(),
-                                            token.integer, base);
+        const auto result =
+            std::from_chars(digits.data(), digits.data() + digits.size(), token.integer, base);
         if (result.ec != std::errc{}) {
             raise("syntax error at line {}: the integer {} is too large", line_, text);
         }
@@ -427,7 +430,8 @@ private:
     }
 
     void lex_operator(std::vector<char>& brackets) {
-        static constexpr std::array<std::string_view, 6> kTwoChar = {"//", "**", "==", "!=", ">=", "<="};
+        static constexpr std::array<std::string_view, 6> kTwoChar = {
+            "//", "**", "==", "!=", ">=", "<="};
         static constexpr std::string_view kOneChar = "+-/*%~[](){}><=.:|,;";
         const std::string_view rest = std::string_view(src_).substr(pos_);
         for (std::string_view op : kTwoChar) {
@@ -446,7 +450,8 @@ private:
         } else if (c == ')' || c == ']' || c == '}') {
             if (brackets.empty()) raise("syntax error at line {}: unexpected '{}'", line_, c);
             if (brackets.back() != c) {
-                raise("syntax error at line {}: unexpected '{}', expected '{}'", line_, c, brackets.back());
+                raise("syntax error at line {}: unexpected '{}', expected '{}'", line_, c,
+                      brackets.back());
             }
             brackets.pop_back();
         }
@@ -462,7 +467,8 @@ private:
         const auto lead = static_cast<uint8_t>(src_[at]);
         if (lead < 0x80) return py::is_space(lead) ? 1 : 0;
         const size_t n = std::min(utf8::sequence_length(lead), src_.size() - at);
-        const std::vector<uint32_t> cps = utf8::decode_lenient(std::string_view(src_).substr(at, n));
+        const std::vector<uint32_t> cps =
+            utf8::decode_lenient(std::string_view(src_).substr(at, n));
         return cps.size() == 1 && py::is_space(cps[0]) ? n : 0;
     }
 
@@ -479,7 +485,9 @@ private:
         return token;
     }
 
-    void push(Token::Type type, std::string text) { tokens_.push_back(make(type, std::move(text))); }
+    void push(Token::Type type, std::string text) {
+        tokens_.push_back(make(type, std::move(text)));
+    }
 
     void emit_data(std::string_view text) {
         const int line = line_;

@@ -27,11 +27,13 @@ struct MethodEntry {
 
 // Markup's methods that escape their string arguments and return Markup.
 constexpr std::array<std::string_view, 20> kMarkupMethods = {
-    "capitalize", "center", "format", "join", "ljust", "lower", "lstrip", "partition", "replace", "rjust",
-    "rpartition", "rsplit", "rstrip", "split", "splitlines", "strip", "title", "upper", "zfill", "casefold"};
+    "capitalize", "center",  "format", "join",       "ljust",  "lower",   "lstrip",
+    "partition",  "replace", "rjust",  "rpartition", "rsplit", "rstrip",  "split",
+    "splitlines", "strip",   "title",  "upper",      "zfill",  "casefold"};
 
 Value escaped(const Value& value) {
-    return value.is_string() && !value.is_markup() ? Value::markup(html_escape(value.as_string())) : value;
+    return value.is_string() && !value.is_markup() ? Value::markup(html_escape(value.as_string()))
+                                                   : value;
 }
 
 Value marked(const Value& value) {
@@ -39,7 +41,8 @@ Value marked(const Value& value) {
     if (!value.is_list_or_tuple()) return value;
     std::vector<Value> items;
     for (const Value& item : value.items()) items.push_back(marked(item));
-    return value.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+    return value.kind() == Value::Kind::Tuple ? Value::tuple(std::move(items))
+                                              : Value::list(std::move(items));
 }
 
 class BoundMethod : public Object {
@@ -53,8 +56,8 @@ public:
     }
     bool is_callable() const override { return true; }
     Value call(Interpreter& interpreter, CallArgs& args) override {
-        if (!self_.is_markup() ||
-            std::find(kMarkupMethods.begin(), kMarkupMethods.end(), name_) == kMarkupMethods.end()) {
+        if (!self_.is_markup() || std::find(kMarkupMethods.begin(), kMarkupMethods.end(), name_) ==
+                                      kMarkupMethods.end()) {
             return method_(interpreter, self_, args);
         }
         for (Value& arg : args.positional) arg = escaped(arg);
@@ -113,10 +116,11 @@ Value str_affix(const Value& self, CallArgs& args, bool at_start) {
     const std::string& text = self.as_string();
     const auto matches = [&](const Value& candidate) {
         if (!candidate.is_string()) {
-            raise("{} arg must be str or a tuple of str, not {}", at_start ? "startswith" : "endswith",
-                  type_name(candidate));
+            raise("{} arg must be str or a tuple of str, not {}",
+                  at_start ? "startswith" : "endswith", type_name(candidate));
         }
-        return at_start ? text.starts_with(candidate.as_string()) : text.ends_with(candidate.as_string());
+        return at_start ? text.starts_with(candidate.as_string())
+                        : text.ends_with(candidate.as_string());
     };
     if (affix.kind() == Value::Kind::Tuple) {
         return Value::boolean(std::any_of(affix.items().begin(), affix.items().end(), matches));
@@ -139,7 +143,8 @@ Value str_replace(Interpreter& interpreter, const Value& self, CallArgs& args) {
 Value str_find(const Value& self, CallArgs& args, bool from_right, bool raise_if_missing) {
     const BoundArgs bound("find", args, {"sub"});
     const std::string sub = required_string(bound, 0);
-    const int64_t at = from_right ? py::rfind(self.as_string(), sub) : py::find(self.as_string(), sub);
+    const int64_t at =
+        from_right ? py::rfind(self.as_string(), sub) : py::find(self.as_string(), sub);
     if (at < 0 && raise_if_missing) raise("substring not found");
     return Value::integer(at);
 }
@@ -149,7 +154,8 @@ Value str_join(Interpreter& interpreter, const Value& self, CallArgs& args) {
     std::string out;
     bool first = true;
     for (const Value& item : iterate(bound.require(0))) {
-        if (!item.is_string()) raise("sequence item: expected str instance, {} found", type_name(item));
+        if (!item.is_string())
+            raise("sequence item: expected str instance, {} found", type_name(item));
         if (!first) out += self.as_string();
         first = false;
         out += item.as_string();
@@ -175,24 +181,28 @@ std::string apply_format_spec(const Value& value, std::string_view spec) {
         i = 1;
     }
     size_t width = 0;
-    while (i < cps.size() && cps[i] >= '0' && cps[i] <= '9') width = std::min<size_t>(width * 10 + (cps[i++] - '0'), 4096);
+    while (i < cps.size() && cps[i] >= '0' && cps[i] <= '9')
+        width = std::min<size_t>(width * 10 + (cps[i++] - '0'), 4096);
     int precision = -1;
     if (i < cps.size() && cps[i] == '.') {
         precision = 0;
-        while (++i < cps.size() && cps[i] >= '0' && cps[i] <= '9') precision = std::min(precision * 10 + static_cast<int>(cps[i] - '0'), 256);
+        while (++i < cps.size() && cps[i] >= '0' && cps[i] <= '9')
+            precision = std::min(precision * 10 + static_cast<int>(cps[i] - '0'), 256);
     }
     const char type = i < cps.size() ? static_cast<char>(cps[i++]) : '\0';
     if (i != cps.size()) raise("unsupported format spec '{}'", spec);
     std::string text;
     if (type == 'f' || type == 'e' || type == 'g' || type == '%') {
-        if (!value.is_number()) raise("unknown format code '{}' for object of type '{}'", type, type_name(value));
+        if (!value.is_number())
+            raise("unknown format code '{}' for object of type '{}'", type, type_name(value));
         const int p = precision < 0 ? 6 : precision;
         text = type == 'f'   ? fmt::format("{:.{}f}", value.as_double(), p)
                : type == 'e' ? fmt::format("{:.{}e}", value.as_double(), p)
                : type == 'g' ? fmt::format("{:.{}g}", value.as_double(), p)
                              : fmt::format("{:.{}f}%", value.as_double() * 100.0, p);
     } else if (type == 'd') {
-        if (!value.is_integral()) raise("unknown format code 'd' for object of type '{}'", type_name(value));
+        if (!value.is_integral())
+            raise("unknown format code 'd' for object of type '{}'", type_name(value));
         text = std::to_string(value.as_int());
     } else if (type == '\0' || type == 's') {
         text = to_str(value);
@@ -222,8 +232,10 @@ Value str_format(Interpreter& interpreter, const Value& self, CallArgs& args) {
     for (size_t i = 0; i < format.size(); ++i) {
         const char c = format[i];
         if (c == '}') {
-            if (i + 1 < format.size() && format[i + 1] == '}') ++i;
-            else raise("Single '}}' encountered in format string");
+            if (i + 1 < format.size() && format[i + 1] == '}')
+                ++i;
+            else
+                raise("Single '}}' encountered in format string");
             out += '}';
             continue;
         }
@@ -251,9 +263,12 @@ Value str_format(Interpreter& interpreter, const Value& self, CallArgs& args) {
             field = field.substr(0, bang);
         }
         const Value* value = nullptr;
-        if (field.empty() || std::all_of(field.begin(), field.end(), [](char d) { return std::isdigit(static_cast<unsigned char>(d)); })) {
+        if (field.empty() || std::all_of(field.begin(), field.end(), [](char d) {
+                return std::isdigit(static_cast<unsigned char>(d));
+            })) {
             const size_t index = field.empty() ? next_auto++ : std::stoul(std::string(field));
-            if (index >= args.positional.size()) raise("Replacement index {} out of range for positional args tuple", index);
+            if (index >= args.positional.size())
+                raise("Replacement index {} out of range for positional args tuple", index);
             value = &args.positional[index];
         } else {
             for (const auto& [name, keyword] : args.keywords) {
@@ -283,7 +298,8 @@ bool is_letter(uint32_t c) {
 }
 
 Value str_pad(Interpreter& interpreter, const Value& self, CallArgs& args, char align) {
-    const BoundArgs bound(align == '<' ? "ljust" : (align == '>' ? "rjust" : "center"), args, {"width", "fillchar"});
+    const BoundArgs bound(align == '<' ? "ljust" : (align == '>' ? "rjust" : "center"), args,
+                          {"width", "fillchar"});
     const int64_t width = std::min<int64_t>(bound.integer(0, 0), 1 << 20);
     const std::string fill = bound.string(1).value_or(" ");
     if (py::length(fill) != 1) raise("The fill character must be exactly one character long");
@@ -405,67 +421,82 @@ constexpr std::array kStringMethods = {
 
 Value dict_pairs(Interpreter& interpreter, const Value& self) {
     std::vector<Value> pairs;
-    for (const auto& [key, value] : self.as_dict().entries()) pairs.push_back(Value::tuple({key, value}));
+    for (const auto& [key, value] : self.as_dict().entries())
+        pairs.push_back(Value::tuple({key, value}));
     interpreter.budget().charge(pairs.size() * 3 * sizeof(Value));
     return Value::list(std::move(pairs));
 }
 
 constexpr std::array kDictMethods = {
-    MethodEntry{"get", [](Interpreter&, const Value& d, CallArgs& a) {
-        const BoundArgs bound("get", a, {"key", "default"});
-        const Value* value = d.as_dict().find(bound.require(0));
-        return value ? *value : bound.get(1, Value::none());
-    }},
-    MethodEntry{"items", [](Interpreter& i, const Value& d, CallArgs& a) {
-        BoundArgs("items", a, {});
-        return dict_pairs(i, d);
-    }},
-    MethodEntry{"keys", [](Interpreter&, const Value& d, CallArgs& a) {
-        BoundArgs("keys", a, {});
-        return Value::list(iterate(d));
-    }},
-    MethodEntry{"values", [](Interpreter&, const Value& d, CallArgs& a) {
-        BoundArgs("values", a, {});
-        std::vector<Value> values;
-        for (const auto& entry : d.as_dict().entries()) values.push_back(entry.second);
-        return Value::list(std::move(values));
-    }},
-    MethodEntry{"copy", [](Interpreter&, const Value& d, CallArgs& a) {
-        BoundArgs("copy", a, {});
-        return d;
-    }},
+    MethodEntry{"get",
+                [](Interpreter&, const Value& d, CallArgs& a) {
+                    const BoundArgs bound("get", a, {"key", "default"});
+                    const Value* value = d.as_dict().find(bound.require(0));
+                    return value ? *value : bound.get(1, Value::none());
+                }},
+    MethodEntry{"items",
+                [](Interpreter& i, const Value& d, CallArgs& a) {
+                    BoundArgs("items", a, {});
+                    return dict_pairs(i, d);
+                }},
+    MethodEntry{"keys",
+                [](Interpreter&, const Value& d, CallArgs& a) {
+                    BoundArgs("keys", a, {});
+                    return Value::list(iterate(d));
+                }},
+    MethodEntry{"values",
+                [](Interpreter&, const Value& d, CallArgs& a) {
+                    BoundArgs("values", a, {});
+                    std::vector<Value> values;
+                    for (const auto& entry : d.as_dict().entries()) values.push_back(entry.second);
+                    return Value::list(std::move(values));
+                }},
+    MethodEntry{"copy",
+                [](Interpreter&, const Value& d, CallArgs& a) {
+                    BoundArgs("copy", a, {});
+                    return d;
+                }},
 };
 
 // ---- list and tuple ----
 
 constexpr std::array kSequenceMethods = {
-    MethodEntry{"index", [](Interpreter&, const Value& l, CallArgs& a) {
-        const BoundArgs bound("index", a, {"value"});
-        const auto& items = l.items();
-        for (size_t i = 0; i < items.size(); ++i) {
-            if (equals(items[i], bound.require(0))) return Value::integer(static_cast<int64_t>(i));
-        }
-        raise("{} is not in {}", repr(bound.require(0)), type_name(l));
-    }},
-    MethodEntry{"count", [](Interpreter&, const Value& l, CallArgs& a) {
-        const BoundArgs bound("count", a, {"value"});
-        const auto& items = l.items();
-        return Value::integer(std::count_if(items.begin(), items.end(),
-                                            [&](const Value& item) { return equals(item, bound.require(0)); }));
-    }},
-    MethodEntry{"copy", [](Interpreter&, const Value& l, CallArgs& a) {
-        BoundArgs("copy", a, {});
-        return l;
-    }},
+    MethodEntry{"index",
+                [](Interpreter&, const Value& l, CallArgs& a) {
+                    const BoundArgs bound("index", a, {"value"});
+                    const auto& items = l.items();
+                    for (size_t i = 0; i < items.size(); ++i) {
+                        if (equals(items[i], bound.require(0)))
+                            return Value::integer(static_cast<int64_t>(i));
+                    }
+                    raise("{} is not in {}", repr(bound.require(0)), type_name(l));
+                }},
+    MethodEntry{"count",
+                [](Interpreter&, const Value& l, CallArgs& a) {
+                    const BoundArgs bound("count", a, {"value"});
+                    const auto& items = l.items();
+                    return Value::integer(std::count_if(
+                        items.begin(), items.end(),
+                        [&](const Value& item) { return equals(item, bound.require(0)); }));
+                }},
+    MethodEntry{"copy",
+                [](Interpreter&, const Value& l, CallArgs& a) {
+                    BoundArgs("copy", a, {});
+                    return l;
+                }},
 };
 
-constexpr std::array<std::string_view, 5> kUnsafeDictMethods = {"clear", "pop", "popitem", "setdefault", "update"};
-constexpr std::array<std::string_view, 8> kUnsafeListMethods = {"append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"};
+constexpr std::array<std::string_view, 5> kUnsafeDictMethods = {"clear", "pop", "popitem",
+                                                                "setdefault", "update"};
+constexpr std::array<std::string_view, 8> kUnsafeListMethods = {
+    "append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"};
 
 template <size_t N>
-Value bind_from(const std::array<MethodEntry, N>& table, const Value& self, const std::string& name) {
+Value bind_from(const std::array<MethodEntry, N>& table, const Value& self,
+                const std::string& name) {
     for (const MethodEntry& entry : table) {
-        if (entry.name == name) return Value::object(std::make_shared<BoundMethod>(self, entry.name, entry.method));
+        if (entry.name == name)
+            return Value::object(std::make_shared<BoundMethod>(self, entry.name, entry.method));
     }
     return Value();
 }
@@ -476,7 +507,8 @@ bool listed(const std::array<std::string_view, N>& names, const std::string& nam
 }
 
 Value unsafe(const Value& self, const std::string& name) {
-    return Value::undefined(fmt::format("access to attribute '{}' of '{}' object is unsafe.", name, type_name(self)));
+    return Value::undefined(
+        fmt::format("access to attribute '{}' of '{}' object is unsafe.", name, type_name(self)));
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ int Namespace::depth() const {
 }
 
 std::string LoopObject::repr() const {
-    return "<LoopContext " + std::to_string(index_ + 1) + "/" + std::to_string(items_->size()) + ">";
+    return "<LoopContext " + std::to_string(index_ + 1) + "/" + std::to_string(items_->size()) +
+           ">";
 }
 
 Value LoopObject::attribute(const std::string& name) const {

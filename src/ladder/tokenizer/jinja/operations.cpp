@@ -24,7 +24,8 @@ std::string object_description(const Value& value) {
 }
 
 Value missing_attribute(const Value& object, const std::string& name) {
-    return Value::undefined(fmt::format("'{}' has no attribute '{}'", object_description(object), name));
+    return Value::undefined(
+        fmt::format("'{}' has no attribute '{}'", object_description(object), name));
 }
 
 Value missing_item(const Value& object, const Value& key) {
@@ -102,7 +103,8 @@ int64_t floor_mod(int64_t a, int64_t b) {
 }
 
 Value integer_power(int64_t base, int64_t exponent) {
-    if (exponent < 0) return Value::number(std::pow(static_cast<double>(base), static_cast<double>(exponent)));
+    if (exponent < 0)
+        return Value::number(std::pow(static_cast<double>(base), static_cast<double>(exponent)));
     int64_t result = 1;
     int64_t factor = base;
     while (exponent > 0) {
@@ -115,13 +117,14 @@ Value integer_power(int64_t base, int64_t exponent) {
 
 Value repeat(Budget& budget, const Value& sequence, int64_t times) {
     if (times <= 0) {
-        return sequence.is_string() ? Value::string("")
-                                    : (sequence.kind() == Value::Kind::Tuple ? Value::tuple({})
-                                                                              : Value::list({}));
+        return sequence.is_string()
+                   ? Value::string("")
+                   : (sequence.kind() == Value::Kind::Tuple ? Value::tuple({}) : Value::list({}));
     }
     if (sequence.is_string()) {
         const std::string& text = sequence.as_string();
-        if (!text.empty() && static_cast<uint64_t>(times) > budget.limits().max_output_bytes / text.size()) {
+        if (!text.empty() &&
+            static_cast<uint64_t>(times) > budget.limits().max_output_bytes / text.size()) {
             budget.charge(budget.limits().max_output_bytes + 1);
         }
         budget.charge(text.size() * static_cast<size_t>(times));
@@ -131,7 +134,8 @@ Value repeat(Budget& budget, const Value& sequence, int64_t times) {
         return sequence.is_markup() ? Value::markup(std::move(out)) : Value::string(std::move(out));
     }
     const auto& items = sequence.items();
-    if (!items.empty() && static_cast<uint64_t>(times) > budget.limits().max_output_bytes / items.size()) {
+    if (!items.empty() &&
+        static_cast<uint64_t>(times) > budget.limits().max_output_bytes / items.size()) {
         budget.charge(budget.limits().max_output_bytes + 1);
     }
     budget.charge(items.size() * static_cast<size_t>(times) * sizeof(Value));
@@ -147,7 +151,8 @@ Value repeat(Budget& budget, const Value& sequence, int64_t times) {
 
 Value add(Budget& budget, const Value& a, const Value& b) {
     if (a.is_number() && b.is_number()) {
-        if (a.is_integral() && b.is_integral()) return Value::integer(checked_add(a.as_int(), b.as_int()));
+        if (a.is_integral() && b.is_integral())
+            return Value::integer(checked_add(a.as_int(), b.as_int()));
         return Value::number(a.as_double() + b.as_double());
     }
     if (a.is_string() && b.is_string()) {
@@ -167,15 +172,18 @@ Value add(Budget& budget, const Value& a, const Value& b) {
                                               : Value::list(std::move(items));
     }
     if (a.is_string() || a.is_list_or_tuple()) {
-        raise("can only concatenate {} (not \"{}\") to {}", type_name(a), type_name(b), type_name(a));
+        raise("can only concatenate {} (not \"{}\") to {}", type_name(a), type_name(b),
+              type_name(a));
     }
     unsupported("+", a, b);
 }
 
 Value arithmetic(Budget& budget, std::string_view op, const Value& a, const Value& b) {
     if (op == "*") {
-        if (a.is_integral() && (b.is_string() || b.is_list_or_tuple())) return repeat(budget, b, a.as_int());
-        if (b.is_integral() && (a.is_string() || a.is_list_or_tuple())) return repeat(budget, a, b.as_int());
+        if (a.is_integral() && (b.is_string() || b.is_list_or_tuple()))
+            return repeat(budget, b, a.as_int());
+        if (b.is_integral() && (a.is_string() || a.is_list_or_tuple()))
+            return repeat(budget, a, b.as_int());
     }
     if (op == "%" && a.is_string()) {
         std::string text = percent_format(budget, a.as_string(), b, a.is_markup());
@@ -221,7 +229,8 @@ std::string format_one(char type, const std::string& flags, int width, int preci
         if (width > 0) spec += std::to_string(width);
         if (precision >= 0) spec += fmt::format(".{}", precision);
         char buffer[1024];
-        if (type == 'd' || type == 'i' || type == 'u' || type == 'x' || type == 'X' || type == 'o') {
+        if (type == 'd' || type == 'i' || type == 'u' || type == 'x' || type == 'X' ||
+            type == 'o') {
             const long long n = value.kind() == Value::Kind::Float
                                     ? static_cast<long long>(std::trunc(value.as_double()))
                                     : static_cast<long long>(value.as_int());
@@ -349,9 +358,11 @@ Value get_slice(Budget& budget, const Value& object, const Value& start, const V
     }
     if (object.is_list_or_tuple()) {
         std::vector<Value> out;
-        for (size_t i : slice_positions(object.items().size(), start, stop, step)) out.push_back(object.items()[i]);
+        for (size_t i : slice_positions(object.items().size(), start, stop, step))
+            out.push_back(object.items()[i]);
         budget.charge(out.size() * sizeof(Value));
-        return object.kind() == Value::Kind::Tuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
+        return object.kind() == Value::Kind::Tuple ? Value::tuple(std::move(out))
+                                                   : Value::list(std::move(out));
     }
     raise("'{}' object is not subscriptable", type_name(object));
 }
@@ -376,7 +387,8 @@ std::vector<Value> iterate(const Value& value) {
             return characters;
         }
         case Value::Kind::Object:
-            if (auto* iterator = dynamic_cast<Iterator*>(&value.as_object())) return iterator->take_all();
+            if (auto* iterator = dynamic_cast<Iterator*>(&value.as_object()))
+                return iterator->take_all();
             [[fallthrough]];
         default:
             raise("'{}' object is not iterable", type_name(value));
@@ -476,11 +488,13 @@ std::string percent_format(Budget& budget, const std::string& format, const Valu
             if (close == std::string::npos) raise("incomplete format key");
             if (!args.is_dict()) raise("format requires a mapping");
             value = args.as_dict().find(std::string_view(format).substr(i + 1, close - i - 1));
-            if (value == nullptr) raise("format key '{}' not found", format.substr(i + 1, close - i - 1));
+            if (value == nullptr)
+                raise("format key '{}' not found", format.substr(i + 1, close - i - 1));
             i = close + 1;
         }
         std::string flags;
-        while (i < format.size() && std::string_view("-+ 0#").find(format[i]) != std::string_view::npos) {
+        while (i < format.size() &&
+               std::string_view("-+ 0#").find(format[i]) != std::string_view::npos) {
             flags += format[i++];
         }
         int width = 0;
@@ -494,7 +508,8 @@ std::string percent_format(Budget& budget, const std::string& format, const Valu
                 precision = std::min(precision * 10 + (format[i] - '0'), 256);
             }
         }
-        if (i >= format.size() || std::string_view("sradiuxXofFeEgGc").find(format[i]) == std::string_view::npos) {
+        if (i >= format.size() ||
+            std::string_view("sradiuxXofFeEgGc").find(format[i]) == std::string_view::npos) {
             raise("unsupported format character in '{}'", format);
         }
         if (value == nullptr) {

@@ -63,8 +63,8 @@ std::vector<size_t> code_point_offsets(std::string_view text) {
     std::vector<size_t> offsets;
     for (size_t i = 0; i < text.size();) {
         offsets.push_back(i);
-        const size_t n = std::min(utf8::sequence_length(static_cast<uint8_t>(text[i])),
-                                  text.size() - i);
+        const size_t n =
+            std::min(utf8::sequence_length(static_cast<uint8_t>(text[i])), text.size() - i);
         i += n;
     }
     offsets.push_back(text.size());
@@ -79,7 +79,8 @@ int64_t code_point_index(std::string_view text, size_t byte_offset) {
     return index;
 }
 
-std::vector<std::string> split_whitespace(std::string_view text, int64_t maxsplit, bool from_right) {
+std::vector<std::string> split_whitespace(std::string_view text, int64_t maxsplit,
+                                          bool from_right) {
     const std::vector<uint32_t> cps = code_points(text);
     std::vector<std::string> parts;
     if (!from_right) {
@@ -120,7 +121,8 @@ std::vector<std::string> split_whitespace(std::string_view text, int64_t maxspli
 }  // namespace
 
 bool is_space(uint32_t cp) {
-    static constexpr uint32_t kOther[] = {0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000};
+    static constexpr uint32_t kOther[] = {0x85,   0xA0,   0x1680, 0x2028,
+                                          0x2029, 0x202F, 0x205F, 0x3000};
     return cp == ' ' || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F) ||
            (cp >= 0x2000 && cp <= 0x200A) || contains(kOther, cp);
 }
@@ -194,7 +196,8 @@ std::vector<std::string> rsplit(std::string_view text, const std::optional<std::
 }
 
 std::vector<std::string> splitlines(std::string_view text, bool keep_ends) {
-    static constexpr uint32_t kBreaks[] = {'\n', '\r', 0x0B, 0x0C, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029};
+    static constexpr uint32_t kBreaks[] = {'\n', '\r', 0x0B, 0x0C,   0x1C,
+                                           0x1D, 0x1E, 0x85, 0x2028, 0x2029};
     const std::vector<uint32_t> cps = code_points(text);
     std::vector<std::string> lines;
     size_t start = 0;
@@ -206,7 +209,8 @@ std::vector<std::string> splitlines(std::string_view text, bool keep_ends) {
         start = end;
         i = end - 1;
     }
-    if (start < cps.size()) lines.push_back(from_code_points({cps.data() + start, cps.size() - start}));
+    if (start < cps.size())
+        lines.push_back(from_code_points({cps.data() + start, cps.size() - start}));
     return lines;
 }
 
@@ -215,7 +219,8 @@ std::string upper(std::string_view text) {
 }
 
 std::string lower(std::string_view text) {
-    return map_code_points(text, [](std::string& out, uint32_t cp) { utf8::append(out, to_lower(cp)); });
+    return map_code_points(text,
+                           [](std::string& out, uint32_t cp) { utf8::append(out, to_lower(cp)); });
 }
 
 std::string capitalize(std::string_view text) {
@@ -306,7 +311,8 @@ int64_t rfind(std::string_view text, std::string_view sub) {
 int64_t count(std::string_view text, std::string_view sub) {
     if (sub.empty()) return static_cast<int64_t>(length(text)) + 1;
     int64_t n = 0;
-    for (size_t at = text.find(sub); at != std::string_view::npos; at = text.find(sub, at + sub.size())) {
+    for (size_t at = text.find(sub); at != std::string_view::npos;
+         at = text.find(sub, at + sub.size())) {
         ++n;
     }
     return n;
@@ -317,8 +323,8 @@ std::string float_repr(double value) {
     if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
     char buffer[64];
     // Shortest round-trip digits, as Python's repr chooses them.
-    const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value,
-                                      std::chars_format::scientific);
+    const auto result =
+        std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
     std::string_view text(buffer, static_cast<size_t>(result.ptr - buffer));
     std::string out;
     if (text.front() == '-') {

@@ -39,7 +39,8 @@ std::vector<Value> items_of(Interpreter& interpreter, const Value& value) {
 
 // The key sort, unique, min and max compare by: the attribute, lowered
 // unless case_sensitive.
-Value sort_key(const Value& item, const std::optional<std::string>& attribute, bool case_sensitive) {
+Value sort_key(const Value& item, const std::optional<std::string>& attribute,
+               bool case_sensitive) {
     Value key = attribute ? attribute_path(item, *attribute) : item;
     if (!case_sensitive && key.is_string()) key = Value::string(py::lower(key.as_string()));
     return key;
@@ -77,7 +78,8 @@ Value filter_items(Interpreter& interpreter, const Value& value, CallArgs& args)
     if (value.is_undefined()) return generator({});
     if (!value.is_dict()) raise("Can only get item pairs from a mapping.");
     std::vector<Value> pairs;
-    for (const auto& [key, item] : value.as_dict().entries()) pairs.push_back(Value::tuple({key, item}));
+    for (const auto& [key, item] : value.as_dict().entries())
+        pairs.push_back(Value::tuple({key, item}));
     return generator_of(interpreter, std::move(pairs));
 }
 
@@ -110,7 +112,8 @@ Value filter_reverse(Interpreter& interpreter, const Value& value, CallArgs& arg
     std::reverse(items.begin(), items.end());
     if (reversible) {
         return Value::object(std::make_shared<Iterator>(
-            value.kind() == Value::Kind::List ? "list_reverseiterator" : "reversed", std::move(items)));
+            value.kind() == Value::Kind::List ? "list_reverseiterator" : "reversed",
+            std::move(items)));
     }
     return list_of(interpreter, std::move(items));
 }
@@ -145,8 +148,8 @@ Value filter_map(Interpreter& interpreter, const Value& value, CallArgs& args) {
 // select/reject(test, args...) and selectattr/rejectattr(attribute, test, args...).
 Value select_items(Interpreter& interpreter, const Value& value, CallArgs& args, bool by_attribute,
                    bool keep_if) {
-    const char* function = by_attribute ? (keep_if ? "selectattr" : "rejectattr")
-                                        : (keep_if ? "select" : "reject");
+    const char* function =
+        by_attribute ? (keep_if ? "selectattr" : "rejectattr") : (keep_if ? "select" : "reject");
     size_t next = 0;
     std::optional<std::string> attribute;
     if (by_attribute) {
@@ -162,10 +165,12 @@ Value select_items(Interpreter& interpreter, const Value& value, CallArgs& args,
         if (test == nullptr) raise("no test named '{}'", args.positional[next].as_string());
         ++next;
     }
-    const CallArgs test_args{{args.positional.begin() + static_cast<std::ptrdiff_t>(next), args.positional.end()},
-                             args.keywords};
+    const CallArgs test_args{
+        {args.positional.begin() + static_cast<std::ptrdiff_t>(next), args.positional.end()},
+        args.keywords};
     std::vector<Value> out;
-    if (!truthy(value)) return generator(std::move(out));  // jinja2 selects nothing from a false value
+    if (!truthy(value))
+        return generator(std::move(out));  // jinja2 selects nothing from a false value
     for (const Value& item : items_of(interpreter, value)) {
         const Value subject = attribute ? attribute_path(item, *attribute) : item;
         CallArgs call = test_args;
@@ -201,7 +206,8 @@ Value filter_dictsort(Interpreter& interpreter, const Value& value, CallArgs& ar
     if (by != "key" && by != "value") raise("You can only sort by either 'key' or 'value'");
     if (!value.is_dict()) raise("dictsort needs a mapping, not {}", type_name(value));
     std::vector<Value> pairs;
-    for (const auto& [key, item] : value.as_dict().entries()) pairs.push_back(Value::tuple({key, item}));
+    for (const auto& [key, item] : value.as_dict().entries())
+        pairs.push_back(Value::tuple({key, item}));
     const size_t part = by == "key" ? 0 : 1;
     std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& a, const Value& b) {
         const Value x = sort_key(a.items()[part], std::nullopt, case_sensitive);
@@ -220,7 +226,8 @@ Value filter_unique(Interpreter& interpreter, const Value& value, CallArgs& args
     for (const Value& item : items_of(interpreter, value)) {
         const Value key = sort_key(item, attribute, case_sensitive);
         interpreter.budget().step(static_cast<int64_t>(seen.size()));
-        if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); })) continue;
+        if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); }))
+            continue;
         seen.push_back(key);
         out.push_back(item);
     }
@@ -254,7 +261,8 @@ Value filter_sum(Interpreter& interpreter, const Value& value, CallArgs& args) {
     const std::optional<std::string> attribute = bound.string(0);
     Value total = bound.get(1, Value::integer(0));
     for (const Value& item : items_of(interpreter, value)) {
-        total = binary_operation(interpreter.budget(), "+", total, attribute ? attribute_path(item, *attribute) : item);
+        total = binary_operation(interpreter.budget(), "+", total,
+                                 attribute ? attribute_path(item, *attribute) : item);
     }
     return total;
 }
@@ -267,11 +275,13 @@ Value filter_batch(Interpreter& interpreter, const Value& value, CallArgs& args)
     std::vector<Value> batch;
     for (const Value& item : items_of(interpreter, value)) {
         batch.push_back(item);
-        if (static_cast<int64_t>(batch.size()) == size) batches.push_back(Value::list(std::exchange(batch, {})));
+        if (static_cast<int64_t>(batch.size()) == size)
+            batches.push_back(Value::list(std::exchange(batch, {})));
     }
     if (!batch.empty()) {
         if (bound.has(1)) {
-            while (static_cast<int64_t>(batch.size()) < size) batch.push_back(bound.get(1, Value()));
+            while (static_cast<int64_t>(batch.size()) < size)
+                batch.push_back(bound.get(1, Value()));
         }
         batches.push_back(Value::list(std::move(batch)));
     }
@@ -291,11 +301,15 @@ constexpr FilterEntry kSequenceFilters[] = {
     {"map", filter_map},
     {"max", [](Interpreter& i, const Value& v, CallArgs& a) { return extreme(i, v, a, true); }},
     {"min", [](Interpreter& i, const Value& v, CallArgs& a) { return extreme(i, v, a, false); }},
-    {"reject", [](Interpreter& i, const Value& v, CallArgs& a) { return select_items(i, v, a, false, false); }},
-    {"rejectattr", [](Interpreter& i, const Value& v, CallArgs& a) { return select_items(i, v, a, true, false); }},
+    {"reject", [](Interpreter& i, const Value& v,
+                  CallArgs& a) { return select_items(i, v, a, false, false); }},
+    {"rejectattr", [](Interpreter& i, const Value& v,
+                      CallArgs& a) { return select_items(i, v, a, true, false); }},
     {"reverse", filter_reverse},
-    {"select", [](Interpreter& i, const Value& v, CallArgs& a) { return select_items(i, v, a, false, true); }},
-    {"selectattr", [](Interpreter& i, const Value& v, CallArgs& a) { return select_items(i, v, a, true, true); }},
+    {"select", [](Interpreter& i, const Value& v,
+                  CallArgs& a) { return select_items(i, v, a, false, true); }},
+    {"selectattr",
+     [](Interpreter& i, const Value& v, CallArgs& a) { return select_items(i, v, a, true, true); }},
     {"sort", filter_sort},
     {"sum", filter_sum},
     {"unique", filter_unique},

@@ -27,7 +27,8 @@ void check_filters_exist(const Expr& expr, bool soft);
 void check_filter_call(const FilterCall& call, bool is_test, bool soft) {
     const bool known = is_test ? call.test != nullptr : call.filter != nullptr;
     if (!known && !soft) {
-        raise("syntax error at line {}: no {} named '{}'", call.line, is_test ? "test" : "filter", call.name);
+        raise("syntax error at line {}: no {} named '{}'", call.line, is_test ? "test" : "filter",
+              call.name);
     }
     for (const ExprPtr& arg : call.args.positional) check_filters_exist(*arg, soft);
     for (const auto& keyword : call.args.keywords) check_filters_exist(*keyword.second, soft);
@@ -107,7 +108,8 @@ std::string Parser::parse_body(Body& body, std::initializer_list<std::string_vie
                 StmtPtr output = make_stmt(Stmt::Kind::Output, token.line);
                 advance();
                 output->expr = parse_tuple();
-                if (current().type != Token::Type::VariableEnd) fail_unexpected("end of print statement");
+                if (current().type != Token::Type::VariableEnd)
+                    fail_unexpected("end of print statement");
                 advance();
                 body.push_back(std::move(output));
                 break;
@@ -125,7 +127,8 @@ std::string Parser::parse_body(Body& body, std::initializer_list<std::string_vie
             }
             case Token::Type::End:
                 if (end_tags.size() > 0) {
-                    fail(fmt::format("unexpected end of template, expected '{}'", *end_tags.begin()));
+                    fail(fmt::format("unexpected end of template, expected '{}'",
+                                     *end_tags.begin()));
                 }
                 return "";
             default:

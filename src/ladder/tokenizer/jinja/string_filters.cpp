@@ -30,15 +30,18 @@ std::optional<int64_t> parse_int(const std::string& text, int base) {
     const std::string trimmed = py::strip(text, py::Side::Both, std::nullopt);
     size_t i = 0;
     bool negative = false;
-    if (i < trimmed.size() && (trimmed[i] == '+' || trimmed[i] == '-')) negative = trimmed[i++] == '-';
+    if (i < trimmed.size() && (trimmed[i] == '+' || trimmed[i] == '-'))
+        negative = trimmed[i++] == '-';
     for (; i < trimmed.size(); ++i) {
-        if (trimmed[i] == '_' && !digits.empty() && i + 1 < trimmed.size() && trimmed[i + 1] != '_') continue;
+        if (trimmed[i] == '_' && !digits.empty() && i + 1 < trimmed.size() && trimmed[i + 1] != '_')
+            continue;
         digits += trimmed[i];
     }
     if (digits.empty()) return std::nullopt;
     int64_t value = 0;
     const auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-    if (result.ec != std::errc{} || result.ptr != digits.data() + digits.size()) return std::nullopt;
+    if (result.ec != std::errc{} || result.ptr != digits.data() + digits.size())
+        return std::nullopt;
     return negative ? -value : value;
 }
 
@@ -77,7 +80,8 @@ Value filter_int(Interpreter&, const Value& value, CallArgs& args) {
             if (const auto n = parse_int(value.as_string(), base)) return Value::integer(*n);
         }
         // "42.23"|int is 42, as jinja2 has it.
-        if (const auto d = parse_float(value.as_string()); d && std::isfinite(*d) && std::fabs(*d) < 9.2e18) {
+        if (const auto d = parse_float(value.as_string());
+            d && std::isfinite(*d) && std::fabs(*d) < 9.2e18) {
             return Value::integer(static_cast<int64_t>(*d));
         }
     }
@@ -168,8 +172,9 @@ Value filter_trim(Interpreter&, const Value& value, CallArgs& args) {
 Value filter_replace(Interpreter& interpreter, const Value& value, CallArgs& args) {
     const BoundArgs bound("replace", args, {"old", "new", "count"});
     const Value& count = bound.get(2, Value::none());
-    return built(interpreter, py::replace(to_str(value), to_str(bound.require(0)), to_str(bound.require(1)),
-                                          count.is_none() ? -1 : bound.integer(2, -1)));
+    return built(interpreter,
+                 py::replace(to_str(value), to_str(bound.require(0)), to_str(bound.require(1)),
+                             count.is_none() ? -1 : bound.integer(2, -1)));
 }
 
 Value filter_center(Interpreter& interpreter, const Value& value, CallArgs& args) {
@@ -184,8 +189,10 @@ Value filter_indent(Interpreter& interpreter, const Value& value, CallArgs& args
     const BoundArgs bound("indent", args, {"width", "first", "blank"});
     const Value& width = bound.get(0, Value::integer(4));
     const std::string indentation =
-        width.is_string() ? width.as_string()
-                          : std::string(static_cast<size_t>(std::clamp<int64_t>(bound.integer(0, 4), 0, 4096)), ' ');
+        width.is_string()
+            ? width.as_string()
+            : std::string(static_cast<size_t>(std::clamp<int64_t>(bound.integer(0, 4), 0, 4096)),
+                          ' ');
     const bool first = bound.boolean(1, false);
     const bool blank = bound.boolean(2, false);
     const std::vector<std::string> lines = py::splitlines(to_str(value) + "\n", false);
@@ -215,7 +222,8 @@ Value filter_format(Interpreter& interpreter, const Value& value, CallArgs& args
     } else {
         values = Value::tuple(args.positional);
     }
-    return like(value, percent_format(interpreter.budget(), to_str(value), values, value.is_markup()));
+    return like(value,
+                percent_format(interpreter.budget(), to_str(value), values, value.is_markup()));
 }
 
 Value filter_escape(Interpreter& interpreter, const Value& value, CallArgs& args) {
@@ -286,7 +294,8 @@ Value filter_tojson(Interpreter& interpreter, const Value& value, CallArgs& args
     if (indent.is_string()) {
         options.indent = indent.as_string();
     } else if (indent.is_integral()) {
-        options.indent = std::string(static_cast<size_t>(std::clamp<int64_t>(indent.as_int(), 0, 256)), ' ');
+        options.indent =
+            std::string(static_cast<size_t>(std::clamp<int64_t>(indent.as_int(), 0, 256)), ' ');
     } else if (!indent.is_none()) {
         raise("tojson: indent must be an integer or a string, not {}", type_name(indent));
     }

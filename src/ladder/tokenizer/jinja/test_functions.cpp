@@ -45,7 +45,8 @@ bool is_sequence(const Value& v) {
     return v.is_undefined() || v.is_string() || v.is_list_or_tuple() || v.is_dict();
 }
 bool is_iterable(const Value& v) {
-    return is_sequence(v) || (v.is_object() && dynamic_cast<const Iterator*>(&v.as_object()) != nullptr);
+    return is_sequence(v) ||
+           (v.is_object() && dynamic_cast<const Iterator*>(&v.as_object()) != nullptr);
 }
 bool is_callable(const Value& v) { return v.is_object() && v.as_object().is_callable(); }
 bool is_escaped(const Value& v) { return v.is_markup(); }

@@ -216,9 +216,7 @@ Value Object::attribute(const std::string& name) const {
 
 bool Object::set_attribute(const std::string&, Value) { return false; }
 
-Value Object::call(Interpreter&, CallArgs&) {
-    raise("'{}' object is not callable", type_name());
-}
+Value Object::call(Interpreter&, CallArgs&) { raise("'{}' object is not callable", type_name()); }
 
 bool truthy(const Value& value) {
     switch (value.kind()) {
@@ -307,8 +305,7 @@ int compare(const Value& a, const Value& b, std::string_view op) {
         }
         return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
     }
-    raise("'{}' not supported between instances of '{}' and '{}'", op, type_name(a),
-          type_name(b));
+    raise("'{}' not supported between instances of '{}' and '{}'", op, type_name(a), type_name(b));
 }
 
 std::string type_name(const Value& value) {
@@ -368,7 +365,8 @@ std::string repr(const Value& value) {
         case Value::Kind::List:
             return fmt::format("[{}]", items_repr(value.items()));
         case Value::Kind::Tuple:
-            return fmt::format("({}{}", items_repr(value.items()), value.items().size() == 1 ? ",)" : ")");
+            return fmt::format("({}{}", items_repr(value.items()),
+                               value.items().size() == 1 ? ",)" : ")");
         case Value::Kind::Dict: {
             std::string out = "{";
             bool first = true;

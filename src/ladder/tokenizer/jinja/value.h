@@ -18,7 +18,18 @@ class Object;
 
 class Value {
 public:
-    enum class Kind : uint8_t { Undefined, None, Bool, Int, Float, String, List, Tuple, Dict, Object };
+    enum class Kind : uint8_t {
+        Undefined,
+        None,
+        Bool,
+        Int,
+        Float,
+        String,
+        List,
+        Tuple,
+        Dict,
+        Object
+    };
 
     // Undefined. Using it where a value is needed raises `reason`.
     Value() = default;
@@ -93,7 +104,9 @@ public:
     // Replaces the value of an equal key, or appends.
     void set(Value key, Value value);
     // Appends without looking for an equal key (the caller knows it is new).
-    void append_new(Value key, Value value) { entries_.emplace_back(std::move(key), std::move(value)); }
+    void append_new(Value key, Value value) {
+        entries_.emplace_back(std::move(key), std::move(value));
+    }
     const Value* find(const Value& key) const;
     const Value* find(std::string_view key) const;
     size_t size() const { return entries_.size(); }
