@@ -11,8 +11,11 @@
 namespace ladder::server {
 namespace {
 
+// The router keeps a view of the keys: they outlive it.
+const std::vector<ApiKey> kKeys{{"key", "tenant"}};
+
 Router test_router() {
-    Router router("key", BrowserPolicy{.loopback_listen = true,
+    Router router(kKeys, BrowserPolicy{.loopback_listen = true,
                                        .allowed_hosts = {},
                                        .allowed_origins = {"http://localhost:3000"}});
     router.get("/health", Router::Access::Public, [](const HttpRequest&, HttpResponse& response) {
