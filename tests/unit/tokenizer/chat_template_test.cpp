@@ -173,6 +173,7 @@ TEST(ChatTemplate, unknown_or_missing_template_is_rejected) {
     EXPECT_THROW(ChatTemplate::detect("<|im_start|>user<|im_sep|>"), util::InputError);
     try {
         ChatTemplate::detect("{{ nonsense }}");
+        FAIL() << "detect accepted a template it does not know";
     } catch (const util::InputError& error) {
         EXPECT_NE(std::string(error.what()).find("--chat-template"), std::string::npos);
         EXPECT_NE(std::string(error.what()).find("chatml"), std::string::npos);
