@@ -9,7 +9,7 @@ packages=(
     build-essential cmake ninja-build pkg-config git unzip
     libcli11-dev nlohmann-json3-dev libpcre2-dev libfmt-dev libxxhash-dev
     libgtest-dev libgmock-dev python3-venv python3-pip
-    libcpp-httplib-dev gnuplot-nox
+    libcpp-httplib-dev gnuplot-nox libssl-dev
 )
 
 missing=()

@@ -4,6 +4,7 @@ goldens that scripts/make_goldens.py made with llama-cpp-python. Every check
 runs for each model whose file is present: the default SmolLM2 (required) and
 Gemma 3 270M (skipped when `make model-gemma3` has not fetched it)."""
 
+import hashlib
 import math
 import os
 
@@ -31,9 +32,22 @@ def model(request, default_model):
     return request.param
 
 
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 @pytest.fixture(scope="module")
 def goldens(model):
-    return load_goldens(model, "model_goldens.json")
+    goldens = load_goldens(model, "model_goldens.json")
+    assert goldens["model"] == os.path.basename(model)
+    assert goldens["model_sha256"] == sha256_of(model), (
+        f"{model} is not the file its goldens were made from: fetch it again or regenerate "
+        "them (scripts/make_goldens.py)")
+    return goldens
 
 
 def kl_over_top(reference, ours):
