@@ -35,11 +35,8 @@ def model(request, default_model):
 
 
 def sha256_of(path):
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 @pytest.fixture(scope="module")
