@@ -6,6 +6,7 @@ import asyncio
 import http.client
 import json
 import socket
+import time
 
 
 def request(server, method, path, body=None, headers=None, auth=True, timeout=60):
@@ -53,6 +54,21 @@ def metric(values, name):
             found = True
     assert found, f"metric {name} missing from /metrics"
     return total
+
+
+def wait_for_idle(server, timeout=10.0):
+    """Polls /metrics until nothing runs or waits and every KV block is free;
+    returns the last /metrics."""
+    deadline = time.monotonic() + timeout
+    while True:
+        values = metrics(server)
+        busy = (metric(values, "ladder:num_requests_running"),
+                metric(values, "ladder:num_requests_waiting"),
+                metric(values, "ladder:kv_cache_blocks_used"))
+        if busy == (0, 0, 0):
+            return values
+        assert time.monotonic() < deadline, f"running, waiting, blocks used: {busy}"
+        time.sleep(0.1)
 
 
 def sse_events(body):

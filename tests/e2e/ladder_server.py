@@ -48,7 +48,9 @@ def start_server(*flags, api_key=API_KEY, timeout=60):
     """Starts `ladder serve --port 0` with flags and waits for its ready line."""
     assert os.path.exists(DEFAULT_MODEL), "default model missing: run `make model`"
     command = [ladder_bin(), "serve", "-m", DEFAULT_MODEL, "--host", "127.0.0.1",
-               "--port", "0", "-t", "2", "--kv-cache-mem", "256MiB", *flags]
+               "--port", "0", "-t", "2", *flags]
+    if "--kv-cache-mem" not in flags:
+        command += ["--kv-cache-mem", "256MiB"]
     if api_key:
         command += ["--api-key", api_key]
     env = dict(os.environ)

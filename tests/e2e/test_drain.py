@@ -37,17 +37,27 @@ class StreamUnderway:
         return json.loads(events[-2])["choices"][0]
 
 
-def test_sigterm_finishes_in_flight_streams_then_exits_0():
-    server = start_server("--drain-timeout", "60")
-    try:
-        # Long enough to still be running when the checks below arrive (40
-        # tokens took under 0.3 s once decode got fast), short enough to end
-        # well inside the drain timeout on a slow machine.
-        stream = StreamUnderway(server, max_tokens=400)
-        server.process.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+def wait_until_draining(server, timeout=10.0):
+    """Asks /health at once, and again only while the signal is not yet seen."""
+    deadline = time.monotonic() + timeout
+    while True:
         status, _, body = http_raw.request_json(server, "GET", "/health", auth=False)
-        assert status == 503 and body["status"] == "draining"
+        if status == 503:
+            assert body["status"] == "draining"
+            return
+        assert status == 200 and time.monotonic() < deadline, f"/health: {status} {body}"
+        time.sleep(0.01)
+
+
+def test_sigterm_finishes_in_flight_streams_then_exits_0():
+    server = start_server("--drain-timeout", "600")
+    try:
+        # The checks below take milliseconds, the stream thousands of decode
+        # steps: it is still running on any CPU, and ends well inside the
+        # drain timeout on a slow one.
+        stream = StreamUnderway(server, max_tokens=2000)
+        server.process.send_signal(signal.SIGTERM)
+        wait_until_draining(server)
         status, _, error = http_raw.request_json(server, "POST", COMPLETIONS,
                                                  {"prompt": "Hi", "max_tokens": 2})
         assert status == 503, error

@@ -12,7 +12,7 @@ import time
 
 import http_raw
 from ladder_server import start_server
-from test_disconnect_and_load import ABORTED, wait_for_idle
+from test_disconnect_and_load import ABORTED
 
 CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"
@@ -211,4 +211,4 @@ def test_a_client_that_stops_reading_its_stream_is_dropped_and_its_blocks_freed(
             http_raw.metric(before, ABORTED) < 32:
         assert time.monotonic() < deadline, "the dropped stream's requests were not aborted"
         time.sleep(0.2)
-    wait_for_idle(server, timeout=30)
+    http_raw.wait_for_idle(server, timeout=30)

@@ -27,8 +27,28 @@ def assert_error(status, body, expected_status, param=None, code=None):
 
 
 def test_malformed_json_is_400(server):
-    for body in ("{", "not json", '{"prompt": "x",}', "", "\xff\xfe"):
-        status, _, error = http_raw.request_json(server, "POST", COMPLETIONS, body.encode())
+    for body in (b"{", b"not json", b'{"prompt": "x",}', b""):
+        status, _, error = http_raw.request_json(server, "POST", COMPLETIONS, body)
+        assert_error(status, error, 400)
+
+
+def test_body_that_is_not_utf8_is_400(server):
+    # A UTF-16 byte-order mark: not UTF-8 at all.
+    status, _, error = http_raw.request_json(server, "POST", COMPLETIONS, b"\xff\xfe")
+    assert_error(status, error, 400)
+
+
+@pytest.mark.parametrize("text", [
+    b"caf\xe9",          # a Latin-1 byte
+    b"\xed\xa0\x80",     # a surrogate encoded as UTF-8 bytes
+    b"\\ud800",          # a lone high surrogate as a JSON escape
+    b"x\\udc00y",        # a lone low surrogate as a JSON escape
+], ids=["latin1-byte", "utf8-encoded-surrogate", "lone-high-surrogate", "lone-low-surrogate"])
+def test_string_that_is_not_unicode_is_400(server, text):
+    for path, body in (
+            (COMPLETIONS, b'{"prompt": "' + text + b'", "max_tokens": 1}'),
+            (CHAT, b'{"messages": [{"role": "user", "content": "' + text + b'"}], "max_tokens": 1}')):
+        status, _, error = http_raw.request_json(server, "POST", path, body)
         assert_error(status, error, 400)
 
 

@@ -117,6 +117,44 @@ def test_stop_string_ends_the_text_before_it(client):
     assert stopped.text == greedy[:greedy.index(stop)]
 
 
+def test_streamed_stop_string_across_a_token_boundary(client):
+    """A stop string that starts inside one token and ends inside the next: the
+    stream holds back the first token's tail until it knows, and never sends
+    any of the stop string."""
+    prompt = "Count: one, two, three, four, five, six,"
+    greedy = client.completions.create(model=MODEL_NAME, prompt=prompt, max_tokens=16,
+                                       temperature=0, logprobs=0).choices[0]
+    pieces = greedy.logprobs.tokens
+    assert "".join(pieces) == greedy.text
+    stop = None
+    for k in range(1, len(pieces) - 1):
+        candidate = pieces[k][-2:] + pieces[k + 1][:2]
+        boundary = len("".join(pieces[:k + 1]))
+        if (len(pieces[k]) >= 2 and len(pieces[k + 1]) >= 2 and candidate.strip() == candidate
+                and greedy.text.find(candidate) == boundary - 2):
+            stop = candidate
+            break
+    assert stop, f"no two-character token pair in {pieces}"
+    stream = client.completions.create(model=MODEL_NAME, prompt=prompt, max_tokens=16,
+                                       temperature=0, stop=[stop], stream=True)
+    chunks = list(stream)
+    text = "".join(c.choices[0].text for c in chunks if c.choices)
+    assert text == greedy.text[:greedy.text.index(stop)], f"stop {stop!r}"
+    assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+def test_choice_i_is_sampled_with_seed_plus_i(client):
+    def sample(n, seed):
+        response = client.completions.create(model=MODEL_NAME, prompt="My favourite animal is",
+                                             max_tokens=8, temperature=1.0, n=n, seed=seed,
+                                             extra_body={"ignore_eos": True})
+        return [c.text for c in response.choices]
+
+    together = sample(3, 40)
+    assert together == [sample(1, 40 + i)[0] for i in range(3)]
+    assert len(set(together)) > 1, "the choices are all alike"
+
+
 def test_completion_logprobs(client):
     response = client.completions.create(model=MODEL_NAME, prompt="The capital of France is",
                                          max_tokens=5, temperature=0, logprobs=3)

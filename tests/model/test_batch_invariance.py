@@ -15,5 +15,6 @@ def test_step_by_step_logprobs_equal_one_pass_logprobs(ladder_bin, default_model
     stepwise = run_ladder_json(ladder_bin, "logprobs", "-m", default_model, "--tokens",
                                json.dumps(sequence), "--top", "10", "-t", "2",
                                "--batch-prefix", str(len(case["prompt_tokens"])))
+    assert len(one_pass["top_logprobs"]) == len(stepwise["top_logprobs"]) == len(sequence)
     for position, (a, b) in enumerate(zip(one_pass["top_logprobs"], stepwise["top_logprobs"])):
         assert a == b, f"position {position}: one pass {a[:2]} vs step by step {b[:2]}"

@@ -94,9 +94,10 @@ protected:
         cache.store(hash_, kTokens, storage, 0);
     }
     fs::path file() const { return dir_.files().at(0); }
-    void expect_rejected(uint64_t model_key = 1, const std::vector<int32_t>& tokens = kTokens) {
-        DiskKvCache cache(dir_.path(), 1 << 20, model_key, kShape);
-        model::KvCacheStorage storage(kShape);
+    void expect_rejected(uint64_t model_key = 1, const std::vector<int32_t>& tokens = kTokens,
+                         const model::KvCacheShape& shape = kShape) {
+        DiskKvCache cache(dir_.path(), 1 << 20, model_key, shape);
+        model::KvCacheStorage storage(shape);
         EXPECT_FALSE(cache.load(hash_, tokens, storage, 0));
         EXPECT_TRUE(dir_.files().empty()) << "a bad file must be removed";
         EXPECT_EQ(cache.stats().n_rejected, 1);
@@ -108,6 +109,19 @@ protected:
 TEST_F(DiskKvCacheRejects, AnotherModel) { expect_rejected(2); }
 
 TEST_F(DiskKvCacheRejects, OtherTokens) { expect_rejected(1, {11, 12, 13, 99}); }
+
+// The same bytes per block, so the file size cannot tell: the header must.
+TEST_F(DiskKvCacheRejects, SameSizeShapeWithLayersForHeads) {
+    const model::KvCacheShape other{1, 2, 4, 4, 8};
+    ASSERT_EQ(other.bytes_per_token(), kShape.bytes_per_token());
+    expect_rejected(1, kTokens, other);
+}
+
+TEST_F(DiskKvCacheRejects, SameSizeShapeWithHeadsForHeadDim) {
+    const model::KvCacheShape other{2, 2, 2, 4, 8};
+    ASSERT_EQ(other.bytes_per_token(), kShape.bytes_per_token());
+    expect_rejected(1, kTokens, other);
+}
 
 TEST_F(DiskKvCacheRejects, TruncatedFile) {
     fs::resize_file(file(), fs::file_size(file()) - 3);

@@ -4,12 +4,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 #include <nlohmann/json.hpp>
 
 #include "ladder/engine/tokenizer_loader.h"
@@ -35,6 +37,26 @@ std::string from_hex(const std::string& hex) {
         bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
     }
     return bytes;
+}
+
+// The hex SHA-256 of a file's bytes, as the goldens scripts record it.
+std::string sha256_of(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open " + path.string());
+    const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> digest(EVP_MD_CTX_new(),
+                                                                         EVP_MD_CTX_free);
+    if (!digest || EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr) != 1)
+        throw std::runtime_error("cannot start a SHA-256 digest");
+    std::vector<char> chunk(1 << 20);
+    while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+        EVP_DigestUpdate(digest.get(), chunk.data(), static_cast<size_t>(in.gcount()));
+    }
+    unsigned char bytes[EVP_MAX_MD_SIZE];
+    unsigned int n_bytes = 0;
+    EVP_DigestFinal_ex(digest.get(), bytes, &n_bytes);
+    std::string hex;
+    for (unsigned int i = 0; i < n_bytes; ++i) hex += fmt::format("{:02x}", bytes[i]);
+    return hex;
 }
 
 // Corpus case name -> the exact bytes to tokenize.
@@ -82,6 +104,14 @@ void expect_matches_goldens(const fs::path& model, const fs::path& goldens_path)
     const json goldens = read_json(goldens_path);
     ASSERT_EQ(goldens["model_file"].get<std::string>(), model.filename().string())
         << goldens_path << " was made for another model file";
+    // The goldens hold for the exact bytes they were made from.
+    ASSERT_EQ(goldens["model_sha256"].get<std::string>(), sha256_of(model))
+        << model << " is not the file " << goldens_path
+        << " was made from: fetch it again (make model) or regenerate the goldens";
+    ASSERT_EQ(goldens["corpus_sha256"].get<std::string>(),
+              sha256_of(kRepo / goldens["corpus_file"].get<std::string>()))
+        << "the corpus changed since " << goldens_path
+        << " was made: regenerate it with scripts/goldens/tokenizer_goldens.py";
 
     size_t n_results = 0, n_differ = 0;
     std::string first_difference;
