@@ -11,6 +11,7 @@ redo its step). Offline tool, not part of CI:
 
     python scripts/quality_table.py --workdir /tmp/quality -t 2
     python scripts/quality_table.py --workdir /tmp/quality -t 2 --types Q8_0,Q4_K_M
+    python scripts/quality_table.py --workdir /tmp/quality -t 2 --max-chars 7000  # 3 windows
 """
 
 import argparse
@@ -68,6 +69,17 @@ def bench(args, type_name, model):
         return {("pp" if r["n_prompt"] else "tg"): r for r in json.load(f)}
 
 
+def shortened_text(path, max_chars, workdir):
+    """The text's first lines up to max_chars characters, as a file in workdir."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    cut = text.rfind("\n", 0, max_chars) + 1 or max_chars
+    short = os.path.join(workdir, f"text_{max_chars}.txt")
+    with open(short, "w", encoding="utf-8") as f:
+        f.write(text[:cut])
+    return short
+
+
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -80,6 +92,9 @@ def main():
     parser.add_argument("-m", "--model", default=DEFAULT_MODEL)
     parser.add_argument("-f", "--text", default=DEFAULT_TEXT)
     parser.add_argument("-c", "--ctx", type=int, default=512)
+    parser.add_argument("--max-chars", type=int, default=0,
+                        help="score only the text's first N characters (cut at a line end): "
+                             "fewer windows, for types that run at the scalar reference's speed")
     parser.add_argument("-t", "--threads", type=int, default=os.cpu_count())
     parser.add_argument("-r", "--repetitions", type=int, default=3)
     parser.add_argument("--types", default=",".join(TYPES))
@@ -93,6 +108,8 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     threads = ["-t", str(args.threads)]
 
+    if args.max_chars:
+        args.text = shortened_text(args.text, args.max_chars, args.workdir)
     reference = quantize(args, args.model, "F16", allow_requantize=True)
     base = os.path.join(args.workdir, "F16.kld")
     base_result = os.path.join(args.workdir, "perplexity_F16.json")
