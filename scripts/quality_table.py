@@ -80,6 +80,11 @@ def shortened_text(path, max_chars, workdir):
     return short
 
 
+def small(value):
+    """A KL divergence: five decimals, or two significant digits below 1e-4."""
+    return f"{value:.5f}" if abs(value) >= 1e-4 else f"{value:.1e}"
+
+
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -103,6 +108,9 @@ def main():
     parser.add_argument("--slow-pp", type=int, default=128)
     parser.add_argument("--slow-tg", type=int, default=32)
     parser.add_argument("--no-bench", action="store_true", help="leave out pp and tg")
+    parser.add_argument("--table-only", action="store_true",
+                        help="run nothing: the table from what --workdir holds, '–' where a step "
+                             "has not run")
     parser.add_argument("--ladder", default=os.path.join(ROOT, "build", "bin", "ladder"))
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -110,29 +118,40 @@ def main():
 
     if args.max_chars:
         args.text = shortened_text(args.text, args.max_chars, args.workdir)
-    reference = quantize(args, args.model, "F16", allow_requantize=True)
     base = os.path.join(args.workdir, "F16.kld")
     base_result = os.path.join(args.workdir, "perplexity_F16.json")
-    if not (os.path.exists(base) and os.path.exists(base_result)):
+    if args.table_only:
+        reference = os.path.join(args.workdir, "F16.gguf")
+    else:
+        reference = quantize(args, args.model, "F16", allow_requantize=True)
+    if not args.table_only and not (os.path.exists(base) and os.path.exists(base_result)):
         run([args.ladder, "perplexity", "-m", reference, "-f", args.text, "-c", str(args.ctx),
              "--kl-divergence-base", base, "--json", *threads], base_result)
 
     rows = []
     for type_name in ["F16"] + args.types.split(","):
-        model = reference if type_name == "F16" else quantize(args, reference, type_name)
+        model = os.path.join(args.workdir, f"{type_name}.gguf")
+        summary = os.path.join(args.workdir, f"quantize_{type_name}.json")
+        if not args.table_only:
+            model = reference if type_name == "F16" else quantize(args, reference, type_name)
+        size, bpw = "–", "–"
+        if os.path.exists(model) and os.path.exists(summary):
+            size, bpw = f"{os.path.getsize(model) / 2**20:.1f}", f"{load(summary)['bpw']:.2f}"
+        ppl, kld, top = "–", "–", "–"
+        path = os.path.join(args.workdir, f"kld_{type_name}.json")
         if type_name == "F16":
             ppl, kld, top = f"{load(base_result)['perplexity']:.3f}", "(reference)", "(reference)"
-        else:
-            path = os.path.join(args.workdir, f"kld_{type_name}.json")
+        elif os.path.exists(path) or not args.table_only:
             if not os.path.exists(path):
                 run([args.ladder, "perplexity", "-m", model, "--kl-divergence-base", base,
                      "--kl-divergence", "--json", *threads], path)
             r = load(path)
             ppl = f"{r['perplexity']['mean']:.3f} ± {r['perplexity']['uncertainty']:.3f}"
-            kld = f"{r['kl_divergence']['mean']:.5f} ± {r['kl_divergence']['uncertainty']:.5f}"
+            kld = f"{small(r['kl_divergence']['mean'])} ± {small(r['kl_divergence']['uncertainty'])}"
             top = f"{100 * r['same_top']['mean']:.2f} ± {100 * r['same_top']['uncertainty']:.2f}%"
         pp_cell, tg_cell = "–", "–"
-        if not args.no_bench:
+        measured = os.path.exists(os.path.join(args.workdir, f"bench_{type_name}.json"))
+        if not args.no_bench and (measured or not args.table_only):
             speed = bench(args, type_name, model)
             pp, tg = speed["pp"], speed["tg"]
             pp_cell = f"{pp['avg_ts']:.1f} ± {pp['stddev_ts']:.1f}"
@@ -141,9 +160,8 @@ def main():
                 pp_cell += f" (pp{pp['n_prompt']})"
             if tg["n_gen"] != 128:
                 tg_cell += f" (tg{tg['n_gen']})"
-        bpw = load(os.path.join(args.workdir, f"quantize_{type_name}.json"))["bpw"]
-        rows.append(f"| {type_name} | {os.path.getsize(model) / 2**20:.1f} | {bpw:.2f} | {ppl} | "
-                    f"{kld} | {top} | {pp_cell} | {tg_cell} |")
+        rows.append(f"| {type_name} | {size} | {bpw} | {ppl} | {kld} | {top} | {pp_cell} | "
+                    f"{tg_cell} |")
     print("| type | file MiB | bpw | perplexity | mean KLD | top-1 | pp512 t/s | tg128 t/s |")
     print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
