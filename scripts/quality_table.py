@@ -160,7 +160,8 @@ def main():
                 pp_cell += f" (pp{pp['n_prompt']})"
             if tg["n_gen"] != 128:
                 tg_cell += f" (tg{tg['n_gen']})"
-        rows.append(f"| {type_name} | {size} | {bpw} | {ppl} | {kld} | {top} | {pp_cell} | "
+        slow = " (slow)" if type_name in args.slow.split(",") else ""
+        rows.append(f"| {type_name}{slow} | {size} | {bpw} | {ppl} | {kld} | {top} | {pp_cell} | "
                     f"{tg_cell} |")
     print("| type | file MiB | bpw | perplexity | mean KLD | top-1 | pp512 t/s | tg128 t/s |")
     print("|---|---|---|---|---|---|---|---|")
