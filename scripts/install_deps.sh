@@ -10,6 +10,7 @@ packages=(
     libcli11-dev nlohmann-json3-dev libpcre2-dev libfmt-dev libxxhash-dev
     libgtest-dev libgmock-dev python3-venv python3-pip
     libcpp-httplib-dev gnuplot-nox
+    clang libclang-rt-14-dev
 )
 
 missing=()
