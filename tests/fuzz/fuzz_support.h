@@ -43,6 +43,14 @@ inline std::unique_ptr<tokenizer::Tokenizer> load_tokenizer_of(const char* file_
     return engine::load_tokenizer(*file);
 }
 
+// SmolLM2's byte-level BPE tokenizer, or Gemma 3's SentencePiece one, each
+// loaded on first use and kept for the process.
+inline const tokenizer::Tokenizer& tokenizer_of_model(bool gemma) {
+    static const auto smollm2 = load_tokenizer_of(kSmolLm2);
+    static const auto gemma3 = load_tokenizer_of(kGemma3);
+    return gemma ? *gemma3 : *smollm2;
+}
+
 // Strictly valid UTF-8 (no overlongs, surrogates or cut sequences).
 inline bool valid_utf8(std::string_view text) { return tokenizer::utf8::sanitize(text) == text; }
 

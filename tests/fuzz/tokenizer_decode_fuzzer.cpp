@@ -13,22 +13,12 @@
 #include "ladder/util/check.h"
 #include "ladder/util/error.h"
 
-namespace {
-
 using namespace ladder;
-
-const tokenizer::Tokenizer& tokenizer_for(bool gemma) {
-    static const auto smollm2 = fuzz::load_tokenizer_of(fuzz::kSmolLm2);
-    static const auto gemma3 = fuzz::load_tokenizer_of(fuzz::kGemma3);
-    return gemma ? *gemma3 : *smollm2;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const uint8_t flags = data[0];
-    const tokenizer::Tokenizer& tokenizer = tokenizer_for((flags & 1) != 0);
+    const tokenizer::Tokenizer& tokenizer = fuzz::tokenizer_of_model((flags & 1) != 0);
     const bool render_special = (flags & 2) != 0;
     const bool raw_ids = (flags & 4) != 0;
     std::vector<tokenizer::TokenId> ids((size - 1) / 4);

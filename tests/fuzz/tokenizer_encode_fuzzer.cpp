@@ -52,12 +52,6 @@ std::string with_space_markers_as_spaces(std::string_view text) {
     return out;
 }
 
-const tokenizer::Tokenizer& tokenizer_for(bool gemma) {
-    static const auto smollm2 = fuzz::load_tokenizer_of(fuzz::kSmolLm2);
-    static const auto gemma3 = fuzz::load_tokenizer_of(fuzz::kGemma3);
-    return gemma ? *gemma3 : *smollm2;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -66,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
     const bool add_special = (flags & 2) != 0;
     const bool parse_special = (flags & 4) != 0;
-    const tokenizer::Tokenizer& tokenizer = tokenizer_for((flags & 1) != 0);
+    const tokenizer::Tokenizer& tokenizer = fuzz::tokenizer_of_model((flags & 1) != 0);
 
     const std::vector<tokenizer::TokenId> ids = tokenizer.encode(text, add_special, parse_special);
     for (const tokenizer::TokenId id : ids) {
