@@ -3,12 +3,16 @@
 
 BUILD_DIR ?= build
 ASAN_BUILD_DIR ?= build-asan
+TSAN_BUILD_DIR ?= build-tsan
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 2
 JOBS ?= $(shell nproc)
 LADDER := $(BUILD_DIR)/bin/ladder
 PYTHON := .venv/bin/python
 
-.PHONY: all deps build build-asan model model-gemma3 run test test-unit test-asan test-python \
-	test-avx2-path test-scalar-path test-soak clean
+.PHONY: all deps build build-asan build-tsan build-fuzz model model-gemma3 run test test-unit \
+	test-asan test-tsan fuzz test-python test-avx2-path test-scalar-path test-soak clean
 
 all: build
 
@@ -24,6 +28,20 @@ build-asan: deps
 	@cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_ASAN=ON > /dev/null
 	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target unit_gguf
 
+# The engine and server unit tests under ThreadSanitizer (the kernels left
+# uninstrumented: see src/ladder/kernels/cpu/CMakeLists.txt).
+build-tsan: deps
+	@cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_TSAN=ON \
+		-DLADDER_WERROR=OFF > /dev/null
+	@cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target unit_engine unit_server
+
+# The fuzz targets of tests/fuzz/, with clang, libFuzzer, ASan and UBSan.
+build-fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_FUZZ=ON \
+		-DLADDER_BUILD_TESTS=OFF -DLADDER_WERROR=OFF \
+		-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ > /dev/null
+	@cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzzers
+
 model: deps
 	@scripts/fetch_model.sh smollm2
 
@@ -37,13 +55,23 @@ model-gemma3: deps
 run: build model
 	$(LADDER) serve
 
-test: build model model-gemma3 test-unit test-asan test-python test-avx2-path test-scalar-path test-soak
+test: build model model-gemma3 test-unit test-asan test-tsan fuzz test-python test-avx2-path \
+	test-scalar-path test-soak
 
 test-unit: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: build-asan
 	@cd $(ASAN_BUILD_DIR) && ctest --output-on-failure -R '^Gguf'
+
+# Once each, one process per binary (the model loads once); any report fails.
+test-tsan: build-tsan model
+	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD_DIR)/bin/unit_engine --gtest_brief=1
+	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD_DIR)/bin/unit_server --gtest_brief=1
+
+# Each fuzz target for FUZZ_SECONDS, FUZZ_JOBS at a time; any crash fails.
+fuzz: build-fuzz model model-gemma3
+	@scripts/run_fuzzers.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
 test-python: build model
 	@LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) -m pytest -q tests/model
@@ -77,4 +105,4 @@ test-soak: build model
 	@LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) scripts/soak.py --duration 120 --sample 20
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR)

@@ -10,6 +10,7 @@ packages=(
     libcli11-dev nlohmann-json3-dev libpcre2-dev libfmt-dev libxxhash-dev
     libgtest-dev libgmock-dev python3-venv python3-pip
     libboost1.81-dev libssl-dev gnuplot-nox
+    clang libclang-rt-14-dev
 )
 
 missing=()

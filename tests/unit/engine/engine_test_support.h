@@ -35,6 +35,17 @@ inline ModelBundle* shared_model(const std::string& path) {
     }
     return it->second.get();
 }
+// Greedy decoding of exactly max_tokens tokens (EOS does not end it), so a
+// request's length does not depend on what the model writes.
+inline RequestParams greedy_to_length(std::vector<TokenId> prompt, int32_t max_tokens) {
+    RequestParams params;
+    params.prompt = std::move(prompt);
+    params.sampling.temperature = 0.0f;
+    params.max_tokens = max_tokens;
+    params.ignore_eos = true;
+    return params;
+}
+
 inline util::ThreadPool& shared_pool() {
     static util::ThreadPool pool(2);
     return pool;

@@ -13,15 +13,6 @@
 namespace ladder::engine::testing {
 namespace {
 
-RequestParams greedy(std::vector<TokenId> prompt, int32_t max_tokens) {
-    RequestParams params;
-    params.prompt = std::move(prompt);
-    params.sampling.temperature = 0.0f;
-    params.max_tokens = max_tokens;
-    params.ignore_eos = true;
-    return params;
-}
-
 // Collects like collect_into, but throws std::bad_alloc on its n-th output
 // (a failed allocation while the engine hands this request its tokens).
 OutputSink failing_sink(std::map<RequestId, Collected>& results, RequestId id, int fail_at) {
@@ -34,9 +25,9 @@ OutputSink failing_sink(std::map<RequestId, Collected>& results, RequestId id, i
 }
 
 TEST_F(EngineTest, AFailureInOneRequestEndsOnlyThatRequest) {
-    const RequestParams a = greedy(encode("The first of three requests"), 10);
-    const RequestParams b = greedy(encode("The second request, run beside it"), 10);
-    const RequestParams c = greedy(encode("And a third one"), 10);
+    const RequestParams a = greedy_to_length(encode("The first of three requests"), 10);
+    const RequestParams b = greedy_to_length(encode("The second request, run beside it"), 10);
+    const RequestParams c = greedy_to_length(encode("And a third one"), 10);
     const Collected b_alone = run_alone(b);
     const Collected c_alone = run_alone(c);
 
@@ -69,9 +60,9 @@ TEST_F(EngineTest, AFailureOnTheLastOutputStillEndsTheRequest) {
     auto core = make_core({.max_num_seqs = 2});
     std::map<RequestId, Collected> results;
     // Output 4 is the last (max_tokens 4): it throws, and so does nothing else.
-    core->add_request(RequestId{1}, greedy(encode("Short"), 4),
+    core->add_request(RequestId{1}, greedy_to_length(encode("Short"), 4),
                       failing_sink(results, RequestId{1}, 4));
-    core->add_request(RequestId{2}, greedy(encode("Beside it"), 6),
+    core->add_request(RequestId{2}, greedy_to_length(encode("Beside it"), 6),
                       collect_into(results, RequestId{2}));
     run_to_end(*core);
     EXPECT_EQ(results[RequestId{1}].tokens.size(), 3u);
@@ -84,8 +75,9 @@ TEST_F(EngineTest, TheEngineThreadOutlivesAFailingRequest) {
     util::ThreadPool engine_pool(2);
     Engine engine(*bundle_->model, *bundle_->tokenizer, engine_pool, {});
     std::map<RequestId, Collected> failed;
-    engine.submit(greedy(encode("This one fails"), 8), failing_sink(failed, RequestId{0}, 2));
-    auto [id, stream] = engine.submit(greedy(encode("This one does not"), 8));
+    engine.submit(greedy_to_length(encode("This one fails"), 8),
+                  failing_sink(failed, RequestId{0}, 2));
+    auto [id, stream] = engine.submit(greedy_to_length(encode("This one does not"), 8));
     int n_tokens = 0;
     std::optional<FinishReason> finish;
     while (!finish) {
@@ -113,7 +105,7 @@ int32_t cached_tokens(EngineCore& core, const RequestParams& params, RequestId i
 
 TEST_F(EngineTest, CacheSaltsKeepPrefixBlocksApart) {
     auto core = make_core({.max_num_seqs = 4});
-    RequestParams params = greedy(
+    RequestParams params = greedy_to_length(
         encode("A system prompt long enough to fill a few blocks of sixteen tokens, shared by "
                "every request of one tenant: be polite, answer briefly, cite the manual, and "
                "never promise a delivery date to a customer who asks for one."),
@@ -143,7 +135,7 @@ TEST_F(EngineTest, RefusesListsPastTheirBounds) {
         }
         return false;
     };
-    const RequestParams base = greedy(encode("hi"), 4);
+    const RequestParams base = greedy_to_length(encode("hi"), 4);
     RequestParams p = base;
     p.stop = StopStrings(std::vector<std::string>(kMaxStopStrings + 1, "x"));
     EXPECT_TRUE(refused(p));

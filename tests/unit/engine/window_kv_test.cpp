@@ -42,15 +42,6 @@ protected:
 ModelBundle* WindowKvTest::bundle_ = nullptr;
 util::ThreadPool* WindowKvTest::pool_ = nullptr;
 
-RequestParams greedy(std::vector<TokenId> prompt, int32_t max_tokens) {
-    RequestParams params;
-    params.prompt = std::move(prompt);
-    params.sampling.temperature = 0.0f;
-    params.max_tokens = max_tokens;
-    params.ignore_eos = true;
-    return params;
-}
-
 TEST_F(WindowKvTest, WindowBlocksAreFreedAndOutputsAreUnchanged) {
     EngineConfig one_group;
     one_group.window_kv_group = false;
@@ -66,7 +57,8 @@ TEST_F(WindowKvTest, WindowBlocksAreFreedAndOutputsAreUnchanged) {
     std::vector<TokenId> second_prompt = shared;
     const std::vector<TokenId> tail = long_prompt(40, 99);
     second_prompt.insert(second_prompt.end(), tail.begin() + 1, tail.end());
-    const std::vector<RequestParams> requests{greedy(shared, 6), greedy(second_prompt, 6)};
+    const std::vector<RequestParams> requests{greedy_to_length(shared, 6),
+                                              greedy_to_length(second_prompt, 6)};
 
     std::map<RequestId, Collected> expected;
     std::map<RequestId, Collected> got;
