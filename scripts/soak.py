@@ -364,7 +364,7 @@ set datafile separator ','
 set key autotitle columnhead top left
 set grid
 set multiplot layout 3,1 title 'ladder serve under scripts/soak.py'
-set xrange [0:*]
+set autoscale xfix
 set format x ''
 set ylabel 'RSS (MiB)'
 set yrange [0:*]
