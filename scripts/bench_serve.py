@@ -101,7 +101,8 @@ def stream_delay_quantiles(host, port, quantiles=(0.5, 0.99, 0.999)):
     bounds = {}
     for quantile in quantiles:
         bounds[quantile] = next(bound for bound, count in buckets if count >= quantile * total)
-    return int(total), bounds
+    within_1ms = next((count for bound, count in buckets if bound == 0.001), 0) / max(total, 1)
+    return int(total), bounds, within_1ms
 
 
 def thread_cpu_seconds(pid, name="ladder-http"):
@@ -149,7 +150,7 @@ def main():
                   f"({result['tokens']} tokens in {result['wall_s']:.2f} s)", flush=True)
             if best is None or result["output_tps"] > best["output_tps"]:
                 best = result
-        n_outputs, delays = stream_delay_quantiles(host, port)
+        n_outputs, delays, within_1ms = stream_delay_quantiles(host, port)
         loop_cpu = thread_cpu_seconds(process.pid) if process else None
     finally:
         if process is not None:
@@ -162,7 +163,8 @@ def main():
     print(f"| {args.concurrency} | {best['output_tps']:.1f} | {best['wall_s']:.2f} | "
           f"{best['ttft_median_s']:.2f} | {best['ttft_max_s']:.2f} | {best['tpot_ms']:.1f} |")
     print(f"server delay from engine output to SSE write, over {n_outputs} outputs: " +
-          ", ".join(f"p{q * 100:g} <= {bound * 1e3:g} ms" for q, bound in delays.items()))
+          ", ".join(f"p{q * 100:g} <= {bound * 1e3:g} ms" for q, bound in delays.items()) +
+          f"; {within_1ms:.1%} within 1 ms")
     if loop_cpu is not None and loop_cpu_start is not None and n_outputs:
         print(f"event-loop thread CPU: {loop_cpu - loop_cpu_start:.2f} s, "
               f"{(loop_cpu - loop_cpu_start) / n_outputs * 1e6:.0f} us per output")

@@ -270,6 +270,8 @@ async def worker(client, seed, stop_at, counts, errors):
         except Exception as error:  # noqa: BLE001 (every failure is counted and shown)
             counts["error"] += 1
             errors.append(f"{action.__name__}: {type(error).__name__}: {error}")
+            print(f"error, {stop_at - time.monotonic():.0f} s before the end: {errors[-1]}",
+                  file=sys.stderr, flush=True)
 
 
 async def metrics(client):
@@ -362,7 +364,7 @@ set datafile separator ','
 set key autotitle columnhead top left
 set grid
 set multiplot layout 3,1 title 'ladder serve under scripts/soak.py'
-set xrange [0:*]
+set autoscale xfix
 set format x ''
 set ylabel 'RSS (MiB)'
 set yrange [0:*]
@@ -422,6 +424,9 @@ def main():
     args = parser.parse_args()
 
     process, host, port = start_server(args)
+    # A SIGTERM (a CI timeout) ends the run through the finally below, which
+    # stops the server rather than leave it running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         client = Client(host, port, args.request_timeout)
         rows, counts, errors, idle = asyncio.run(soak(client, args, process.pid))

@@ -236,9 +236,6 @@ void HttpServer::start() {
     impl.work.emplace(impl.loop->get_executor());
     asio::post(*impl.loop, [&impl] { impl.accept(); });
     impl.loop_thread = std::thread([&impl] {
-        // Named, so that top, perf and scripts/bench_serve.py can tell the
-        // transport's CPU time from the engine's.
-        pthread_setname_np(pthread_self(), kLoopThreadName);
         while (true) {
             try {
                 impl.loop->run();
@@ -251,6 +248,10 @@ void HttpServer::start() {
         }
         impl.loop_exited = true;
     });
+    // Named here, before the ready line, so that top, perf and
+    // scripts/bench_serve.py can tell the transport's CPU time from the
+    // engine's from the start.
+    pthread_setname_np(impl.loop_thread.native_handle(), kLoopThreadName);
 }
 
 void HttpServer::stop() {
