@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ladder/server/request_reader.h"
 #include "ladder/server/router.h"
@@ -25,8 +26,10 @@ using ladder::server::Router;
 constexpr int kMaxRequests = 8;
 
 const Router& test_router() {
+    // The router keeps a view of the keys: they live as long as it.
+    static const std::vector<ladder::server::ApiKey> keys{{"fuzz-key", "fuzz"}};
     static const Router router = [] {
-        Router built("fuzz-key", BrowserPolicy{.loopback_listen = true,
+        Router built(keys, BrowserPolicy{.loopback_listen = true,
                                                .allowed_hosts = {"box.lan"},
                                                .allowed_origins = {"http://localhost:3000"}});
         const auto answer = [](const HttpRequest& request, HttpResponse& response) {
