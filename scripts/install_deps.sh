@@ -9,7 +9,7 @@ packages=(
     build-essential cmake ninja-build pkg-config git unzip
     libcli11-dev nlohmann-json3-dev libpcre2-dev libfmt-dev libxxhash-dev
     libgtest-dev libgmock-dev python3-venv python3-pip
-    libcpp-httplib-dev gnuplot-nox
+    libcpp-httplib-dev gnuplot-nox curl ca-certificates
 )
 
 missing=()
@@ -25,6 +25,9 @@ if ((${#missing[@]})); then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
+
+# The grammar engine's source (xgrammar's sdist, pinned and checked).
+scripts/fetch_xgrammar.sh
 
 # Python test tools live in .venv; requirements are pinned in one file.
 if [ ! -x .venv/bin/python ]; then
