@@ -95,8 +95,12 @@ private:
     void sample_ready();
     // Appends the sampled token, applies stop rules, emits the output.
     // Returns true when the sequence finished.
-    bool emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now);
+    // constraint_ended: the sequence's grammar ended with this token.
+    bool emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, bool constraint_ended,
+                    double now);
     void finish(Sequence& sequence, RequestOutput& output, FinishReason reason, double now);
+    // The text a generated token adds (marker_tokens.h).
+    std::string detokenize(Sequence& sequence, TokenId token);
     RequestOutput make_output(const Sequence& sequence, double now) const;
     void refresh_stats();
     // Offers the blocks this step filled to the prefix cache.
@@ -119,6 +123,7 @@ private:
     model::KvCacheStorage kv_storage_;
     Scheduler scheduler_;
     std::unique_ptr<DiskKvCache> disk_cache_;  // null without --kv-disk-cache
+    std::vector<TokenId> markers_;             // control tokens output as their text
     std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
     EngineStats stats_;
 
@@ -130,6 +135,7 @@ private:
         int32_t logit_row;
         TokenId token;
         TokenLogprob logprob;
+        bool constraint_ended = false;
     };
     std::vector<Sampled> sampled_;
     std::vector<Sequence*> finished_;

@@ -34,6 +34,7 @@ ModelBundle load_model_bundle(const std::string& path, const std::string& chat_t
         util::fail("{}: the tokenizer has {} tokens but the model's vocabulary is {}", path,
                    bundle.tokenizer->vocab_size(), bundle.model->config().vocab_size);
     }
+    bundle.grammars = std::make_unique<GrammarCompiler>(*bundle.tokenizer);
     const auto special = chat_special_tokens(*bundle.tokenizer);
     if (!chat_template_name.empty()) {
         bundle.chat_template = tokenizer::ChatTemplate::by_name(chat_template_name, special);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "ladder/engine/grammar_compiler.h"
 #include "ladder/gguf/gguf_file.h"
 #include "ladder/model/model.h"
 #include "ladder/tokenizer/chat_template.h"
@@ -24,6 +25,14 @@ struct ModelBundle {
     std::optional<tokenizer::ChatTemplate> chat_template;
     // Why chat_template is absent (for a clear error when chat is asked for).
     std::string chat_template_error;
+    // How chat outputs are read (--tool-call-parser, --reasoning-parser);
+    // empty: picked from the chat template.
+    struct ChatOptions {
+        std::string tool_call_parser;
+        std::string reasoning_parser;
+    } chat_options;
+    // Structured output's grammars, compiled against this vocabulary.
+    std::unique_ptr<GrammarCompiler> grammars;
 };
 
 // Opens and validates the file and builds all parts. chat_template_name, when
