@@ -40,6 +40,7 @@ void run_serve(const ServeFlags& flags) {
         options.server.served_model_name = file_name.stem().string();
     }
     engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
+    configure_bundle(flags.engine, bundle);
     options.engine = engine_config(flags.engine, bundle.identity);
     server::serve(bundle, options, [&](int port, const engine::KvCachePlan& plan) {
         std::printf("ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s\n",

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ladder/engine/engine_config.h"
+#include "ladder/engine/model_bundle.h"
 
 namespace ladder::cli {
 
@@ -24,9 +25,15 @@ struct EngineOptions {
     bool prefix_caching = true;
     std::string kv_disk_cache;  // directory; empty: no disk tier
     std::string kv_disk_cache_size = "10GiB";
+    std::string tool_call_parser;           // empty: picked from the chat template
+    std::string reasoning_parser;           // empty: picked from the chat template
+    double grammar_compile_timeout = 10.0;  // seconds
 };
 
 void add_engine_options(CLI::App& command, EngineOptions& options);
+// What the options say about reading the model's chat outputs and compiling
+// grammars, set on the loaded bundle.
+void configure_bundle(const EngineOptions& options, engine::ModelBundle& bundle);
 // Throws util::InputError for a malformed size. model_key: the loaded
 // model's identity (ModelBundle::identity), which keys the disk tier.
 engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_key);

@@ -5,7 +5,7 @@ namespace ladder::server {
 void ChoiceOutputs::push(int32_t choice, engine::RequestOutput&& output) {
     {
         const std::lock_guard lock(mutex_);
-        outputs_.push_back({choice, std::move(output)});
+        outputs_.push_back({choice, std::move(output), std::nullopt});
     }
     ready_.notify_one();
 }

@@ -8,15 +8,19 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "ladder/engine/request.h"
+#include "ladder/server/chat_output.h"
 
 namespace ladder::server {
 
 struct ChoiceOutput {
     int32_t choice = 0;  // index into the API request's choices
     engine::RequestOutput output;
+    // Chat with tools or reasoning: the output's text as message pieces.
+    std::optional<MessageDelta> message;
 };
 
 class ChoiceOutputs {

@@ -28,8 +28,11 @@ void require_served_model(const ServerConfig& config, const std::string& model) 
 void handle_completion(ServerContext& context, const httplib::Request& request,
                        httplib::Response& response, Endpoint endpoint,
                        const std::shared_ptr<const ResponseFormat>& format) {
+    // Also as written: schemas keep their key order (structured_output.h).
+    const nlohmann::ordered_json written =
+        nlohmann::ordered_json::parse(request.body, nullptr, false);
     CompletionRequest parsed =
-        parse_completion_request(parse_json_body(request), endpoint, context.bundle);
+        parse_completion_request(parse_json_body(request), endpoint, context.bundle, &written);
     require_served_model(context.config, parsed.model);
     const bool stream = parsed.stream;
     auto job = std::make_shared<CompletionJob>(context, std::move(parsed));

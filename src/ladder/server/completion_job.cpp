@@ -64,6 +64,10 @@ CompletionJob::CompletionJob(ServerContext& context, CompletionRequest request)
             if (request_.echo) {
                 choice.echo = context_.bundle.tokenizer->decode(request_.prompts[p]);
             }
+            if (request_.chat_output.active()) {
+                choice.chat = std::make_unique<ChatOutputParser>(request_.chat_output);
+                choice.message = AssistantMessage(request_.chat_output.reasoning);
+            }
         }
     }
     ServerMetrics& metrics = context_.metrics;
@@ -81,7 +85,7 @@ CompletionJob::~CompletionJob() {
 
 std::vector<ChoiceOutput> CompletionJob::take(std::chrono::milliseconds timeout) {
     std::vector<ChoiceOutput> taken = outputs_->take(timeout);
-    for (const ChoiceOutput& news : taken) {
+    for (ChoiceOutput& news : taken) {
         ChoiceState& choice = choices_[static_cast<size_t>(news.choice)];
         const engine::RequestOutput& output = news.output;
         choice.n_prompt_tokens = output.n_prompt_tokens;
@@ -90,6 +94,12 @@ std::vector<ChoiceOutput> CompletionJob::take(std::chrono::milliseconds timeout)
         if (output.finished() && !choice.finish_reason) {
             choice.finish_reason = output.finish_reason;
             ++n_finished_;
+        }
+        if (choice.chat) {
+            MessageDelta delta = choice.chat->push(output.text);
+            if (output.finished()) append_delta(delta, choice.chat->finish());
+            choice.message.add(delta);
+            news.message = std::move(delta);
         }
     }
     return taken;

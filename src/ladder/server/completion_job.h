@@ -28,6 +28,10 @@ struct ChoiceState {
     int32_t n_prompt_tokens = 0;
     int32_t n_generated_tokens = 0;
     int32_t n_cached_prompt_tokens = 0;
+    // Chat with tools or a reasoning model: how the text is read, and the
+    // message it makes (null: the text is the content).
+    std::unique_ptr<ChatOutputParser> chat;
+    AssistantMessage message;
 };
 
 class CompletionJob {
@@ -43,7 +47,8 @@ public:
     bool finished() const { return n_finished_ == choices_.size(); }
 
     // Waits up to timeout for news, updates the choices' counts and finish
-    // reasons and returns the outputs for the caller to render.
+    // reasons, reads chat text into message deltas, and returns the outputs
+    // for the caller to render.
     std::vector<ChoiceOutput> take(std::chrono::milliseconds timeout);
     // take() until every choice finished or the time is up, gathering text
     // and logprobs; true when every choice finished.

@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/structured_output.h"
+#include "ladder/server/tool_request.h"
 
 namespace ladder::server {
 
@@ -164,25 +166,6 @@ std::vector<std::vector<engine::TokenId>> parse_prompt(const json& body,
     return prompts;
 }
 
-std::string message_content(const json& message) {
-    const json* content = field(message, "content");
-    if (content == nullptr) return "";  // an assistant turn may have none
-    if (content->is_string()) return content->get<std::string>();
-    if (!content->is_array())
-        invalid_param("messages", "message 'content' must be a string or a list of parts");
-    std::string text;
-    for (const json& part : *content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string()) {
-            invalid_param(
-                "messages",
-                "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
-        }
-        text += part["text"].get<std::string>();
-    }
-    return text;
-}
-
 }  // namespace
 
 std::vector<engine::TokenId> parse_token_ids(const json& value, const char* name,
@@ -199,36 +182,6 @@ std::vector<engine::TokenId> parse_token_ids(const json& value, const char* name
         ids.push_back(static_cast<engine::TokenId>(id.get<int64_t>()));
     }
     return ids;
-}
-
-std::vector<engine::TokenId> chat_prompt_tokens(const json& body,
-                                                const engine::ModelBundle& bundle) {
-    const json* messages = field(body, "messages");
-    if (messages == nullptr || !messages->is_array() || messages->empty()) {
-        invalid_param("messages", "'messages' must be a non-empty list of messages");
-    }
-    std::vector<tokenizer::ChatMessage> chat;
-    for (const json& message : *messages) {
-        if (!message.is_object() || !message.contains("role") || !message["role"].is_string()) {
-            invalid_param("messages", "each message needs a string 'role'");
-        }
-        std::string role = message["role"].get<std::string>();
-        if (role == "developer") role = "system";  // OpenAI's newer name for it
-        if (role != "system" && role != "user" && role != "assistant") {
-            invalid_param(
-                "messages",
-                fmt::format("unsupported role '{}': use system, user or assistant", role));
-        }
-        chat.push_back({role, message_content(message)});
-    }
-    try {
-        const std::string text = engine::require_chat_template(bundle).apply(chat, true);
-        return bundle.tokenizer->encode(text, true, true);
-    } catch (const ApiError&) {
-        throw;
-    } catch (const util::InputError& error) {
-        invalid_param("messages", error.what());
-    }
 }
 
 namespace {
@@ -248,6 +201,41 @@ void parse_logprobs(const json& body, Endpoint endpoint, engine::RequestParams& 
     }
 }
 
+// The grammar the output must follow (structured output, tool calls) and how
+// the chat endpoint reads it. Compiled last, once everything cheaper to
+// check has passed.
+void parse_output_rules(const SchemaSource& source, const engine::ModelBundle& bundle,
+                        CompletionRequest& request) {
+    const json& body = source.body();
+    std::optional<OutputGrammar> grammar = parse_output_grammar(source);
+    std::string gate;
+    if (request.endpoint == Endpoint::Completions) {
+        // Tools would change the output: refused rather than ignored (an
+        // empty list or tool_choice none asks for nothing).
+        const json* tools = field(body, "tools");
+        const json* choice = field(body, "tool_choice");
+        if ((tools != nullptr && !(tools->is_array() && tools->empty())) ||
+            (choice != nullptr && *choice != "none")) {
+            const char* name = tools != nullptr ? "tools" : "tool_choice";
+            invalid_param(name, fmt::format("'{}' is a field of /v1/chat/completions", name));
+        }
+    } else {
+        const ChatFeatures features = chat_features(bundle);
+        if (const std::optional<ToolRequest> tools = parse_tool_request(source)) {
+            if (tools->choice != ToolChoice::None) {
+                request.chat_output.tool_calls = features.tool_calls;
+            }
+            grammar = tool_call_grammar(*tools, features.tool_calls, grammar);
+        }
+        // A reasoning model thinks freely; the grammar holds its answer.
+        request.chat_output.reasoning = features.reasoning;
+        if (features.reasoning) gate = "</think>";
+    }
+    if (grammar) {
+        request.params.make_constraint = compile_output_grammar(*grammar, *bundle.grammars, gate);
+    }
+}
+
 }  // namespace
 
 std::vector<engine::RequestParams> engine_requests(const CompletionRequest& request) {
@@ -264,7 +252,8 @@ std::vector<engine::RequestParams> engine_requests(const CompletionRequest& requ
 }
 
 CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
-                                           const engine::ModelBundle& bundle) {
+                                           const engine::ModelBundle& bundle,
+                                           const nlohmann::ordered_json* written) {
     if (!body.is_object()) invalid_param("", "the request body must be a JSON object");
     const tokenizer::Tokenizer& tokenizer = *bundle.tokenizer;
     CompletionRequest request;
@@ -282,7 +271,7 @@ CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
         request.prompts = parse_prompt(body, tokenizer);
         request.echo = bool_field(body, "echo").value_or(false);
     } else {
-        request.prompts = {chat_prompt_tokens(body, bundle)};
+        request.prompts = {chat_prompt_tokens(body, bundle, written)};
     }
 
     engine::RequestParams& params = request.params;
@@ -310,6 +299,7 @@ CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
     if (request.echo && params.logprobs) {
         invalid_param("echo", "'echo' together with 'logprobs' is not supported");
     }
+    parse_output_rules(SchemaSource(body, written), bundle, request);
     return request;
 }
 

@@ -1,7 +1,8 @@
 // OpenAI request bodies (/v1/completions, /v1/chat/completions, and the lines
 // of `ladder generate`) mapped onto engine requests. Every field is checked
 // for type and range; a bad one is an ApiError naming it. Unknown fields are
-// ignored, as OpenAI does.
+// ignored, as OpenAI does; but a field that would change the output and is
+// not supported (tools on /v1/completions) is refused.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,8 @@
 
 #include "ladder/engine/model_bundle.h"
 #include "ladder/engine/request.h"
+#include "ladder/server/chat_output.h"
+#include "ladder/server/chat_prompt.h"
 
 namespace ladder::server {
 
@@ -25,6 +28,8 @@ struct CompletionRequest {
     bool include_usage = false;  // stream_options.include_usage
     bool echo = false;           // completions: prompt text before the output
     std::string user;
+    // Chat: how each choice's text is read (tool calls, reasoning).
+    ChatOutputOptions chat_output;
 };
 
 // The most choices one request may ask for.
@@ -35,20 +40,17 @@ inline constexpr int32_t kMaxChoices = 16;
 std::vector<engine::TokenId> parse_token_ids(const nlohmann::json& value, const char* name,
                                              int32_t vocab_size);
 
-// The body's `messages` with the model's chat template applied, as token ids.
-// ApiError 400 (param "messages") for a malformed list or an unsupported role
-// order.
-std::vector<engine::TokenId> chat_prompt_tokens(const nlohmann::json& body,
-                                                const engine::ModelBundle& bundle);
-
 // One engine request per choice, in OpenAI's order (choice index = prompt
 // index x n + i). With a seed, choice i samples from seed + i: the choices
 // differ, and each stays reproducible.
 std::vector<engine::RequestParams> engine_requests(const CompletionRequest& request);
 
 // Throws ApiError (400) for a malformed body; util::InputError from the chat
-// template (an unsupported role order) is turned into one too.
+// template (an unsupported role order) is turned into one too. written: the
+// body with its keys in the order sent, which schemas are compiled in (null:
+// the parsed body's sorted order).
 CompletionRequest parse_completion_request(const nlohmann::json& body, Endpoint endpoint,
-                                           const engine::ModelBundle& bundle);
+                                           const engine::ModelBundle& bundle,
+                                           const nlohmann::ordered_json* written = nullptr);
 
 }  // namespace ladder::server

@@ -53,8 +53,7 @@ bool SseStream::pump(httplib::DataSink& sink) {
     }
     for (const ChoiceOutput& news : job_->take(kPollInterval)) {
         size_t& text_offset = text_offsets_[static_cast<size_t>(news.choice)];
-        if (auto choice =
-                format_->chunk_choice(news.choice, news.output, tokenizer_, text_offset)) {
+        if (auto choice = format_->chunk_choice(news, tokenizer_, text_offset)) {
             events += sse_event(
                 chunk_json(meta_, *format_, std::move(choice), job_->request().include_usage));
         }
