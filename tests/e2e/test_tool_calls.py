@@ -83,8 +83,10 @@ def whole(message):
 
 
 def test_required_call_round_trip(client):
+    # One call: with parallel calls allowed, a small model goes on calling
+    # until max_tokens.
     request = dict(model=MODEL, messages=QUESTION, tools=TOOLS, tool_choice="required",
-                   max_tokens=80, temperature=0)
+                   parallel_tool_calls=False, max_tokens=80, temperature=0)
     reply = client.chat.completions.create(**request)
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
@@ -154,7 +156,7 @@ def test_other_formats_by_flag(parser):
     try:
         client = client_for(server)
         request = dict(model=MODEL, messages=QUESTION, tools=TOOLS, tool_choice="required",
-                       max_tokens=80, temperature=0)
+                       parallel_tool_calls=False, max_tokens=80, temperature=0)
         reply = client.chat.completions.create(**request)
         assert reply.choices[0].finish_reason == "tool_calls"
         check_calls(reply.choices[0].message)
@@ -168,12 +170,12 @@ def test_other_formats_by_flag(parser):
 
 
 def test_gemma3_forced_calls():
-    server = start_server(model=GEMMA3_MODEL)
+    server = start_server("--chat-template", "gemma", model=GEMMA3_MODEL)
     try:
         client = client_for(server)
         reply = client.chat.completions.create(
-            model=MODEL, messages=QUESTION, tools=TOOLS, tool_choice="required", max_tokens=80,
-            temperature=0.7, seed=8, n=2)
+            model=MODEL, messages=QUESTION, tools=TOOLS, tool_choice="required",
+            parallel_tool_calls=False, max_tokens=80, temperature=0.7, seed=8, n=2)
         for choice in reply.choices:
             assert choice.finish_reason == "tool_calls"
             check_calls(choice.message)

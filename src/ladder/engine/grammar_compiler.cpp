@@ -52,12 +52,15 @@ xgrammar::Grammar build_grammar(const GrammarSpec& spec, const xgrammar::Tokeniz
     try {
         switch (spec.kind) {
             case Kind::JsonSchema:
-                grammar = xgrammar::Grammar::FromJSONSchema(spec.source, spec.any_whitespace);
+                grammar = xgrammar::Grammar::FromJSONSchema(spec.source, spec.any_whitespace,
+                                                            std::nullopt, std::nullopt, true,
+                                                            kMaxJsonWhitespaceRun);
                 break;
             case Kind::JsonObject:
                 // Not strict: any properties, any values.
                 grammar = xgrammar::Grammar::FromJSONSchema(kAnyJsonObject, spec.any_whitespace,
-                                                            std::nullopt, std::nullopt, false);
+                                                            std::nullopt, std::nullopt, false,
+                                                            kMaxJsonWhitespaceRun);
                 break;
             case Kind::Regex:
                 grammar = xgrammar::Grammar::FromRegex(spec.source);

@@ -34,6 +34,11 @@ struct GrammarSpec {
     bool any_whitespace = true;
 };
 
+// Whitespace between JSON tokens comes in runs of at most this many
+// characters (a newline and indentation five levels deep): unbounded, a small
+// model can fill max_tokens with newlines and never finish the document.
+inline constexpr int kMaxJsonWhitespaceRun = 12;
+
 struct GrammarLimits {
     size_t max_source_bytes = size_t{512} << 10;
     // Of the grammar derived from the source, in xgrammar's EBNF (a schema's

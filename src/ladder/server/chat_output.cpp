@@ -88,7 +88,9 @@ void AssistantMessage::add(const MessageDelta& delta) {
 
 json AssistantMessage::to_json() const {
     json message = {{"role", "assistant"}};
-    message["content"] = content_.empty() && !calls_.empty() ? json(nullptr) : json(content_);
+    // No content beside calls or reasoning is null, as OpenAI and vLLM send it.
+    const bool other_parts = !calls_.empty() || !reasoning_content_.empty();
+    message["content"] = content_.empty() && other_parts ? json(nullptr) : json(content_);
     if (reasoning_) {
         message["reasoning_content"] =
             reasoning_content_.empty() ? json(nullptr) : json(reasoning_content_);

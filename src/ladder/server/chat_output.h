@@ -52,7 +52,7 @@ public:
     void add(const MessageDelta& delta);
     bool has_tool_calls() const { return !calls_.empty(); }
     // {"role": "assistant", "content", ["reasoning_content"], ["tool_calls"]}:
-    // content is null beside calls when there is none.
+    // content is null when there is none beside calls or reasoning.
     nlohmann::json to_json() const;
 
 private:

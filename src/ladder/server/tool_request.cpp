@@ -111,6 +111,14 @@ void parse_tool_choice(const json& body, ToolRequest& request) {
     }
 }
 
+// A structural tag's JSON Schema element, its whitespace bounded as the
+// compiler bounds a schema's.
+ojson json_schema_format(ojson schema) {
+    return {{"type", "json_schema"},
+            {"json_schema", std::move(schema)},
+            {"max_whitespace_cnt", engine::kMaxJsonWhitespaceRun}};
+}
+
 // One call of one function, in the format's words: what opens it (up to
 // where the arguments begin), its arguments, what closes it.
 ojson call_tag(const ToolFunction& function, ToolCallFormat format, std::string_view opening) {
@@ -119,7 +127,7 @@ ojson call_tag(const ToolFunction& function, ToolCallFormat format, std::string_
     ojson tag = {{"type", "tag"},
                 {"begin", fmt::format("{}{{\"name\": \"{}\", \"{}\": ", opening, function.name,
                                       arguments_key)},
-                {"content", {{"type", "json_schema"}, {"json_schema", function.parameters}}},
+                {"content", json_schema_format(function.parameters)},
                 {"end", "}"}};
     if (format == ToolCallFormat::Hermes) tag["end"] = "}\n</tool_call>";
     return tag;
@@ -239,12 +247,10 @@ std::optional<OutputGrammar> tool_call_grammar(const ToolRequest& request, ToolC
             // Calls, or an answer in the asked-for shape.
             ojson answer_format;
             if (answer->spec.kind == Kind::JsonSchema) {
-                answer_format = {{"type", "json_schema"},
-                                 {"json_schema", ojson::parse(answer->spec.source)}};
+                answer_format = json_schema_format(ojson::parse(answer->spec.source));
             } else if (answer->spec.kind == Kind::JsonObject) {
-                answer_format = {
-                    {"type", "json_schema"},
-                    {"json_schema", {{"type", "object"}, {"additionalProperties", true}}}};
+                answer_format =
+                    json_schema_format({{"type", "object"}, {"additionalProperties", true}});
             } else {
                 invalid_param(answer->param,
                               fmt::format("'{}' together with tools needs tool_choice \"none\" or "
