@@ -32,8 +32,7 @@ using Pointer = json::json_pointer;
 OutputGrammar schema_grammar(const SchemaSource& source, const Pointer& where,
                              const std::string& param) {
     require_supported_schema(source.body()[where], param);
-    return output_grammar(Kind::JsonSchema, source.at(where).dump(), param,
-                          kDefaultAnyWhitespace);
+    return output_grammar(Kind::JsonSchema, source.at(where).dump(), param, kDefaultAnyWhitespace);
 }
 
 OutputGrammar json_object_grammar(const std::string& param) {
@@ -78,7 +77,8 @@ std::optional<OutputGrammar> parse_response_format(const SchemaSource& source) {
         invalid_param("response_format.json_schema.name", "'name' must be a string");
     }
     // The schema is enforced whether strict or not; without one, any object.
-    if (field(*spec, "schema") == nullptr) return json_object_grammar("response_format.json_schema");
+    if (field(*spec, "schema") == nullptr)
+        return json_object_grammar("response_format.json_schema");
     return schema_grammar(source, Pointer("/response_format/json_schema/schema"),
                           "response_format.json_schema.schema");
 }
@@ -211,8 +211,22 @@ nlohmann::ordered_json SchemaSource::at(const json::json_pointer& pointer) const
     return nlohmann::ordered_json::parse(body_[pointer].dump());
 }
 
+// vLLM's fields before structured_outputs (removed in v0.12): refused by
+// name, never ignored, since each would change the output.
+constexpr std::array<const char*, 6> kRetiredGuidedFields = {
+    "guided_json",    "guided_regex",       "guided_choice",
+    "guided_grammar", "guided_json_object", "guided_whitespace_pattern"};
+
 std::optional<OutputGrammar> parse_output_grammar(const SchemaSource& source) {
     const json& body = source.body();
+    for (const char* retired : kRetiredGuidedFields) {
+        if (field(body, retired) != nullptr) {
+            invalid_param(std::string(retired),
+                          fmt::format("'{}' is not supported: use 'structured_outputs' "
+                                      "(vLLM's field since v0.12) or 'response_format'",
+                                      retired));
+        }
+    }
     // One field at most may constrain; response_format "text" does not.
     const char* chosen = nullptr;
     for (const char* name : {"response_format", "structured_outputs", "json_schema", "grammar"}) {
@@ -233,7 +247,8 @@ std::optional<OutputGrammar> parse_output_grammar(const SchemaSource& source) {
     const json& value = body[name];
     if (name == "response_format") return parse_response_format(source);
     if (name == "structured_outputs") return parse_structured_outputs(source);
-    if (name == "json_schema") return schema_grammar(source, Pointer("/json_schema"), "json_schema");
+    if (name == "json_schema")
+        return schema_grammar(source, Pointer("/json_schema"), "json_schema");
     if (!value.is_string()) invalid_param("grammar", "'grammar' must be a string (GBNF)");
     return output_grammar(Kind::Ebnf, value.get<std::string>(), "grammar", kDefaultAnyWhitespace);
 }

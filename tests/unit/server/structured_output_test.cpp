@@ -94,10 +94,10 @@ TEST(StructuredOutput, ReadsOpenAIsResponseFormat) {
     ASSERT_TRUE(grammar.has_value());
     EXPECT_EQ(grammar->spec.kind, Kind::JsonObject);
     const json schema = {{"type", "object"}, {"properties", {{"a", {{"type", "integer"}}}}}};
-    grammar = grammar_of(
-        {{"response_format",
-          {{"type", "json_schema"},
-           {"json_schema", {{"name", "A"}, {"strict", true}, {"schema", schema}}}}}});
+    grammar =
+        grammar_of({{"response_format",
+                     {{"type", "json_schema"},
+                      {"json_schema", {{"name", "A"}, {"strict", true}, {"schema", schema}}}}}});
     ASSERT_TRUE(grammar.has_value());
     EXPECT_EQ(grammar->spec.kind, Kind::JsonSchema);
     EXPECT_EQ(json::parse(grammar->spec.source), schema);
@@ -115,9 +115,9 @@ TEST(StructuredOutput, ReadsVllmsStructuredOutputsAndLlamaCppsFields) {
     EXPECT_EQ(grammar->spec.source, "root ::= \"yes\" | \"no \\\"way\\\"\"\n");
     grammar = grammar_of({{"structured_outputs", {{"grammar", "start: \"a\"+"}}}});
     EXPECT_EQ(grammar->spec.kind, Kind::Lark);
-    grammar = grammar_of(
-        {{"structured_outputs",
-          {{"json", R"({"type": "integer"})"}, {"disable_any_whitespace", true}}}});
+    grammar =
+        grammar_of({{"structured_outputs",
+                     {{"json", R"({"type": "integer"})"}, {"disable_any_whitespace", true}}}});
     EXPECT_EQ(grammar->spec.kind, Kind::JsonSchema);
     EXPECT_FALSE(grammar->spec.any_whitespace);
     grammar = grammar_of({{"grammar", "root ::= \"x\""}});
@@ -172,6 +172,8 @@ TEST(StructuredOutput, RefusesWhatItCannotHonourNamingTheField) {
                   {{"response_format", {{"type", "json_object"}}}, {"grammar", "root ::= \"a\""}}),
               "grammar");
     EXPECT_EQ(rejected_param({{"grammar", 3}}), "grammar");
+    EXPECT_EQ(rejected_param({{"guided_json", {{"type", "object"}}}}), "guided_json");
+    EXPECT_EQ(rejected_param({{"guided_choice", {"a", "b"}}}), "guided_choice");
 }
 
 TEST(ToolRequest, ReadsToolsAndChoice) {
@@ -185,10 +187,9 @@ TEST(ToolRequest, ReadsToolsAndChoice) {
     EXPECT_EQ(request->choice, ToolChoice::Auto);
     ASSERT_EQ(request->functions.size(), 2u);
     EXPECT_EQ(request->functions[1].parameters["properties"], json::object());
-    request = tools_of(
-        {{"tools", tools},
-         {"tool_choice", {{"type", "function"}, {"function", {{"name", "now"}}}}},
-         {"parallel_tool_calls", false}});
+    request = tools_of({{"tools", tools},
+                        {"tool_choice", {{"type", "function"}, {"function", {{"name", "now"}}}}},
+                        {"parallel_tool_calls", false}});
     EXPECT_EQ(request->choice, ToolChoice::Function);
     EXPECT_EQ(request->function, "now");
     EXPECT_FALSE(request->parallel);
