@@ -195,7 +195,7 @@ PROMPTS = {
     "format_date": "When is New Year's Day 2025?",
     "format_date_time": "When did the year 2020 start, as a timestamp?",
     "format_time": "What time is noon, written like 09:30:00Z?",
-    "format_email": "Make up an email address for Ann.",
+    "format_email": "Make up an email address for Ann, like ann@example.com.",
     "format_uuid": "Make up an identifier.",
     "format_uri": "What is the URL of the homepage of example.com, like https://example.org/?",
     "format_ipv4": "What is the loopback address?",
@@ -215,3 +215,8 @@ PROMPTS = {
     "multiple_of": "Pick an even number.",
     "map_of_integers": "Score two players.",
 }
+
+# Asked greedily only: sampled, models this small nest a recursive schema
+# until max_tokens (the grammar bounds no depth), so only greedy decoding
+# shows whether the answer follows it.
+GREEDY_ONLY = {"recursive_list"}
