@@ -10,7 +10,7 @@ packages=(
     libcli11-dev nlohmann-json3-dev libpcre2-dev libfmt-dev libxxhash-dev
     libgtest-dev libgmock-dev python3-venv python3-pip
     libboost1.81-dev libssl-dev gnuplot-nox
-    clang libclang-rt-14-dev
+    clang libclang-rt-14-dev curl ca-certificates
 )
 
 missing=()
@@ -26,6 +26,9 @@ if ((${#missing[@]})); then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
+
+# The grammar engine's source (xgrammar's sdist, pinned and checked).
+scripts/fetch_xgrammar.sh
 
 # Python test tools live in .venv; requirements are pinned in one file.
 if [ ! -x .venv/bin/python ]; then

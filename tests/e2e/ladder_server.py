@@ -12,6 +12,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_MODEL = os.path.join(ROOT, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
 MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1"
+GEMMA3_MODEL = os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf")
 API_KEY = "e2e-test-key"
 READY = re.compile(r"listening on http://([0-9.]+):(\d+)")
 
@@ -44,10 +45,10 @@ def ladder_bin():
     return path
 
 
-def start_server(*flags, api_key=API_KEY, timeout=60):
+def start_server(*flags, api_key=API_KEY, timeout=60, model=DEFAULT_MODEL):
     """Starts `ladder serve --port 0` with flags and waits for its ready line."""
-    assert os.path.exists(DEFAULT_MODEL), "default model missing: run `make model`"
-    command = [ladder_bin(), "serve", "-m", DEFAULT_MODEL, "--host", "127.0.0.1",
+    assert os.path.exists(model), f"{model} missing: run `make model` (or `make model-gemma3`)"
+    command = [ladder_bin(), "serve", "-m", model, "--host", "127.0.0.1",
                "--port", "0", "-t", "2", *flags]
     if "--kv-cache-mem" not in flags:
         command += ["--kv-cache-mem", "256MiB"]

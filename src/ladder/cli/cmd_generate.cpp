@@ -63,10 +63,11 @@ std::vector<engine::RequestParams> parse_requests(const std::vector<std::string>
         if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
         try {
             const json body = json::parse(lines[i]);
+            const nlohmann::ordered_json written = nlohmann::ordered_json::parse(lines[i]);
             const bool chat = body.is_object() && body.contains("messages");
             const server::CompletionRequest request = server::parse_completion_request(
                 body, chat ? server::Endpoint::ChatCompletions : server::Endpoint::Completions,
-                bundle, core.kv_plan().max_model_len);
+                bundle, core.kv_plan().max_model_len, &written);
             InputLine input{requests.size(), 0, static_cast<size_t>(request.n)};
             for (engine::RequestParams& params : server::engine_requests(request)) {
                 core.validate(params);
@@ -207,9 +208,10 @@ void print_summary(const std::vector<engine::BatchResult>& results, double secon
 }
 
 void run_generate(const GenerateOptions& options) {
-    const engine::ModelBundle bundle = engine::load_model_bundle(
+    engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.engine.model_path), options.engine.chat_template);
     bundle.model->set_attention_path(options.engine.attention);
+    configure_bundle(options.engine, bundle);
     util::ThreadPool pool(options.engine.n_threads);
     engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool,
                             engine_config(options.engine, bundle));

@@ -68,6 +68,7 @@ void run_serve(const ServeFlags& flags) {
     }
     engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
     bundle.model->set_attention_path(flags.engine.attention);
+    configure_bundle(flags.engine, bundle);
     options.engine = engine_config(flags.engine, bundle);
     server::serve(
         bundle, options, [&](const server::Listening& listening, const engine::KvCachePlan& plan) {

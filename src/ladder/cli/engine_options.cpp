@@ -48,6 +48,30 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
         .add_option("--kv-disk-cache-size", options.kv_disk_cache_size,
                     "byte limit of the disk tier, oldest blocks out first")
         ->default_val(options.kv_disk_cache_size);
+    command
+        .add_option("--tool-call-parser", options.tool_call_parser,
+                    "the format of the model's tool calls: hermes, llama3_json, mistral "
+                    "(default: picked from the chat template)")
+        ->check(CLI::IsMember({"hermes", "llama3_json", "mistral"}));
+    command
+        .add_option("--reasoning-parser", options.reasoning_parser,
+                    "deepseek_r1: <think>...</think> goes to reasoning_content; none: left in "
+                    "the content (default: deepseek_r1 for templates that write <think>)")
+        ->check(CLI::IsMember({"deepseek_r1", "none"}));
+    command
+        .add_option("--grammar-compile-timeout", options.grammar_compile_timeout,
+                    "seconds a structured-output grammar may take to compile; a slower one "
+                    "gets a 400")
+        ->default_val(options.grammar_compile_timeout)
+        ->check(CLI::Range(0.001, 3600.0));
+}
+
+void configure_bundle(const EngineOptions& options, engine::ModelBundle& bundle) {
+    bundle.chat_options.tool_call_parser = options.tool_call_parser;
+    bundle.chat_options.reasoning_parser = options.reasoning_parser;
+    engine::GrammarLimits limits = bundle.grammars->limits();
+    limits.compile_timeout_seconds = options.grammar_compile_timeout;
+    bundle.grammars->set_limits(limits);
 }
 
 engine::EngineConfig engine_config(const EngineOptions& options,

@@ -26,10 +26,16 @@ struct EngineOptions {
     bool prefix_caching = true;
     std::string kv_disk_cache;  // directory; empty: no disk tier
     std::string kv_disk_cache_size = "10GiB";
+    std::string tool_call_parser;           // empty: picked from the chat template
+    std::string reasoning_parser;           // empty: picked from the chat template
+    double grammar_compile_timeout = 10.0;  // seconds
     model::AttentionPath attention = model::kDefaultAttentionPath;
 };
 
 void add_engine_options(CLI::App& command, EngineOptions& options);
+// What the options say about reading the model's chat outputs and compiling
+// grammars, set on the loaded bundle.
+void configure_bundle(const EngineOptions& options, engine::ModelBundle& bundle);
 // Throws util::InputError for a malformed size or an unusable disk-tier
 // directory. With a disk tier, the model's identity (which keys its files)
 // is read from the directory's record or hashed from the whole file.

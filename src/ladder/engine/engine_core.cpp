@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ladder/engine/marker_tokens.h"
 #include "ladder/util/check.h"
 #include "ladder/util/error.h"
 #include "ladder/util/timer.h"
@@ -63,7 +64,8 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
       scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens,
                  config.prefix_caching),
       disk_cache_(make_disk_cache(config, kv_storage_.shape())),
-      salt_hash_(disk_cache_ ? disk_cache_->secret() : KeyedHash::random_secret()) {
+      salt_hash_(disk_cache_ ? disk_cache_->secret() : KeyedHash::random_secret()),
+      markers_(marker_tokens(tokenizer)) {
     if (config.max_num_batched_tokens < config.max_num_seqs) {
         util::fail(
             "--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}), or "
@@ -246,7 +248,7 @@ void EngineCore::run_step() {
         try {
             if (s.failure) std::rethrow_exception(s.failure);
             TokenLogprob* logprob = sequence.params.logprobs ? &s.logprob : nullptr;
-            if (emit_token(sequence, s.token, logprob, sampling_end))
+            if (emit_token(sequence, s.token, logprob, s.constraint_ended, sampling_end))
                 finished_.push_back(&sequence);
         } catch (const std::exception& error) {
             if (!sequence.finished) fail(sequence, error.what());
@@ -288,7 +290,7 @@ void EngineCore::build_batch(const Schedule& schedule) {
         // a prompt chunk short of the end needs no logits.
         if (end == sequence.n_tokens()) {
             sampled_.push_back(
-                {&sequence, static_cast<int32_t>(batch_.logit_rows.size()), 0, {}, nullptr});
+                {&sequence, static_cast<int32_t>(batch_.logit_rows.size()), 0, {}, nullptr, false});
             batch_.logit_rows.push_back(first_row + chunk.n_tokens - 1);
         }
     }
@@ -317,9 +319,14 @@ void EngineCore::sample_one(Sampled& s) {
     // which sample() applies to row in place: they read a copy.
     const bool want_logprobs = sequence.params.logprobs.has_value();
     if (want_logprobs) sequence.raw_logits.assign(row.begin(), row.end());
+    // The grammar's mask first, then the bias, then the sampler chain.
+    if (sequence.constraint) sequence.constraint->apply_mask(row);
     for (const auto& [id, bias] : *sequence.params.logit_bias) row[static_cast<size_t>(id)] += bias;
     // The penalties see the prompt too, as in llama.cpp and vLLM.
     s.token = sequence.sampler.sample(row, sequence.tokens);
+    // A token the grammar refuses (possible only when it allowed none) ends it.
+    s.constraint_ended = sequence.constraint &&
+                         (!sequence.constraint->accept(s.token) || sequence.constraint->is_terminated());
     if (want_logprobs) {
         s.logprob.id = s.token;
         s.logprob.logprob = logprob_of(sequence.raw_logits, s.token);
@@ -365,7 +372,8 @@ std::optional<kv::BlockId> EngineCore::load_from_disk(const kv::BlockHash& hash,
     return block;
 }
 
-bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now) {
+bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob,
+                            bool constraint_ended, double now) {
     sequence.tokens.push_back(token);
     if (prefix_caching_) sequence.update_block_hashes(root_hash_);
     ++stats_.n_generated_tokens;
@@ -377,7 +385,9 @@ bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* log
     output.token_ids.push_back(token);
     if (logprob != nullptr) output.logprobs.push_back(std::move(*logprob));
 
+    // A grammar ends on an end-of-generation token, which is not text either.
     const bool end_token =
+        constraint_ended ||
         (!sequence.params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
         sequence.params.stop_token_ids->contains(token);
     std::optional<FinishReason> reason;
@@ -385,7 +395,7 @@ bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* log
     if (end_token) {
         reason = FinishReason::Stop;  // the end token itself is not text
     } else {
-        StopMatcher::Result released = sequence.stop_matcher.push(sequence.detokenizer.push(token));
+        StopMatcher::Result released = sequence.stop_matcher.push(detokenize(sequence, token));
         output.text = std::move(released.text);
         stop_string_found = released.stopped;
         if (stop_string_found) reason = FinishReason::Stop;
@@ -404,6 +414,15 @@ bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* log
     finish(sequence, output, *reason, now);
     ++stats_.n_finished;
     return true;
+}
+
+std::string EngineCore::detokenize(Sequence& sequence, TokenId token) {
+    // A marker (a control token parsers read) is its text; the bytes of a
+    // character it interrupted can never complete.
+    if (std::find(markers_.begin(), markers_.end(), token) != markers_.end()) {
+        return sequence.detokenizer.flush() + tokenizer_.token_to_piece(token, true);
+    }
+    return sequence.detokenizer.push(token);
 }
 
 void EngineCore::finish(Sequence& sequence, RequestOutput& output, FinishReason reason,

@@ -105,11 +105,15 @@ private:
     void sample_ready();
     // Appends the sampled token, applies stop rules, emits the output.
     // Returns true when the sequence finished.
-    bool emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, double now);
+    // constraint_ended: the sequence's grammar ended with this token.
+    bool emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, bool constraint_ended,
+                    double now);
     void finish(Sequence& sequence, RequestOutput& output, FinishReason reason, double now);
     // Ends a sequence with FinishReason::Error.
     void fail(Sequence& sequence, std::string_view what);
     void fail_all(std::string_view what);
+    // The text a generated token adds (marker_tokens.h).
+    std::string detokenize(Sequence& sequence, TokenId token);
     RequestOutput make_output(const Sequence& sequence, double now) const;
     void refresh_stats();
     // Offers the blocks this step filled to the prefix cache.
@@ -137,6 +141,7 @@ private:
     // Turns cache salts into extra keys. Its secret is the disk tier's, so
     // salted blocks on disk are found again after a restart; random otherwise.
     KeyedHash salt_hash_;
+    std::vector<TokenId> markers_;             // control tokens output as their text
     std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
     EngineStats stats_;
 
@@ -149,6 +154,7 @@ private:
         TokenId token;
         TokenLogprob logprob;
         std::exception_ptr failure;  // sampling this sequence threw
+        bool constraint_ended = false;
     };
     void sample_one(Sampled& sampled);
     std::vector<Sampled> sampled_;

@@ -91,6 +91,7 @@ ModelBundle load_model_bundle(const std::string& path, const ChatTemplateOverrid
         util::fail("{}: the tokenizer has {} tokens but the model's vocabulary is {}", path,
                    bundle.tokenizer->vocab_size(), bundle.model->config().vocab_size);
     }
+    bundle.grammars = std::make_unique<GrammarCompiler>(*bundle.tokenizer);
     try {
         bundle.chat_template =
             load_chat_template(*bundle.file, chat_template, chat_special_tokens(*bundle.tokenizer));

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "ladder/engine/grammar_compiler.h"
 #include "ladder/gguf/gguf_file.h"
 #include "ladder/model/model.h"
 #include "ladder/tokenizer/chat_template.h"
@@ -26,6 +27,14 @@ struct ModelBundle {
     std::optional<tokenizer::ChatTemplate> chat_template;
     // Why chat_template is absent (for a clear error when chat is asked for).
     std::string chat_template_error;
+    // How chat outputs are read (--tool-call-parser, --reasoning-parser);
+    // empty: picked from the chat template.
+    struct ChatOptions {
+        std::string tool_call_parser;
+        std::string reasoning_parser;
+    } chat_options;
+    // Structured output's grammars, compiled against this vocabulary.
+    std::unique_ptr<GrammarCompiler> grammars;
 };
 
 // Where the chat template comes from instead of the file (at most one set).

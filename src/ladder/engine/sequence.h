@@ -34,7 +34,9 @@ struct Sequence {
           sampler(params.sampling),
           detokenizer(tokenizer),
           stop_matcher(params.stop),
-          params(std::move(params)) {}
+          params(std::move(params)) {
+        if (this->params.make_constraint) constraint = this->params.make_constraint();
+    }
 
     // Tokens still to be computed into the KV cache. A running sequence always
     // has at least one: its last sampled token is computed in the next step.
@@ -81,6 +83,9 @@ struct Sequence {
     // to date as tokens are added.
     std::vector<kv::BlockHash> block_hashes;
     std::vector<float> raw_logits;  // scratch: the logits before sampling, for logprobs
+    // Restricts the next token (structured output); null: unconstrained.
+    // Kept across preemption, like the sampler.
+    std::unique_ptr<TokenConstraint> constraint;
 };
 
 }  // namespace ladder::engine

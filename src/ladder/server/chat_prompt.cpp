@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/reasoning_parser.h"
 
 namespace ladder::server {
 namespace {
@@ -161,6 +162,19 @@ std::vector<engine::TokenId> render_chat_prompt(const tokenizer::ChatInputs& inp
     } catch (const util::InputError& error) {
         invalid_param("messages", error.what());
     }
+}
+
+ChatFeatures chat_features(const engine::ModelBundle& bundle) {
+    ChatFeatures features;
+    const std::string chat_template =
+        bundle.chat_template ? std::string(bundle.chat_template->source()) : "";
+    const std::optional<ToolCallFormat> named =
+        tool_call_format_by_name(bundle.chat_options.tool_call_parser);
+    features.tool_calls = named ? *named : detect_tool_call_format(chat_template);
+    const std::string& reasoning = bundle.chat_options.reasoning_parser;
+    features.reasoning =
+        reasoning.empty() ? template_reasons(chat_template) : reasoning == "deepseek_r1";
+    return features;
 }
 
 }  // namespace ladder::server

@@ -11,6 +11,7 @@
 
 #include "ladder/engine/model_bundle.h"
 #include "ladder/engine/request.h"
+#include "ladder/server/tool_call_parser.h"
 #include "ladder/tokenizer/chat_template.h"
 
 namespace ladder::server {
@@ -34,5 +35,16 @@ tokenizer::ChatInputs parse_chat_inputs(const nlohmann::json& body);
 std::vector<engine::TokenId> render_chat_prompt(
     const tokenizer::ChatInputs& inputs, const engine::ModelBundle& bundle,
     bool add_special = true, size_t max_text_bytes = std::numeric_limits<size_t>::max());
+
+// How the model's chat outputs are read: the tool-call format and whether it
+// reasons (<think> ... </think>).
+struct ChatFeatures {
+    ToolCallFormat tool_calls = ToolCallFormat::Hermes;
+    bool reasoning = false;  // the output opens with <think> ... </think>
+};
+
+// --tool-call-parser and --reasoning-parser when given, else what the chat
+// template in use (the model's, or the one --chat-template names) shows.
+ChatFeatures chat_features(const engine::ModelBundle& bundle);
 
 }  // namespace ladder::server

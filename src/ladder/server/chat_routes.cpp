@@ -13,11 +13,12 @@ namespace {
 using json = nlohmann::json;
 
 json chat_choice(int32_t index, const char* key, json content, json logprobs,
-                 const std::optional<engine::FinishReason>& finish_reason) {
+                 const std::optional<engine::FinishReason>& finish_reason,
+                 bool tool_calls = false) {
     return {{"index", index},
             {key, std::move(content)},
             {"logprobs", std::move(logprobs)},
-            {"finish_reason", finish_reason_json(finish_reason)}};
+            {"finish_reason", finish_reason_json(finish_reason, tool_calls)}};
 }
 
 class ChatFormat final : public ResponseFormat {
@@ -30,6 +31,11 @@ public:
                          const tokenizer::Tokenizer& tokenizer) const override {
         json logprobs = nullptr;
         if (!choice.logprobs.empty()) logprobs = chat_logprobs_json(choice.logprobs, tokenizer);
+        // Read for tool calls or reasoning, or the text as it came.
+        if (choice.chat) {
+            return chat_choice(index, "message", choice.message.to_json(), std::move(logprobs),
+                               choice.finish_reason, choice.message.has_tool_calls());
+        }
         const json message = {{"role", "assistant"}, {"content", choice.text}};
         return chat_choice(index, "message", message, std::move(logprobs), choice.finish_reason);
     }
@@ -39,18 +45,22 @@ public:
         return chat_choice(index, "delta", delta, nullptr, std::nullopt);
     }
 
-    std::optional<json> chunk_choice(int32_t index, const engine::RequestOutput& output,
+    std::optional<json> chunk_choice(const ChoiceOutput& news,
                                      const tokenizer::Tokenizer& tokenizer,
                                      size_t& /*text_offset*/) const override {
-        if (output.text.empty() && output.logprobs.empty() && !output.finished()) {
-            return std::nullopt;
-        }
+        const engine::RequestOutput& output = news.output;
+        const bool no_text = news.message ? news.message->empty() : output.text.empty();
+        if (no_text && output.logprobs.empty() && !output.finished()) return std::nullopt;
         json delta = json::object();
-        if (!output.text.empty()) delta["content"] = output.text;
+        if (news.message) {
+            delta = delta_json(*news.message);
+        } else if (!output.text.empty()) {
+            delta["content"] = output.text;
+        }
         json logprobs = nullptr;
         if (!output.logprobs.empty()) logprobs = chat_logprobs_json(output.logprobs, tokenizer);
-        return chat_choice(index, "delta", std::move(delta), std::move(logprobs),
-                           output.finish_reason);
+        return chat_choice(news.choice, "delta", std::move(delta), std::move(logprobs),
+                           output.finish_reason, news.message && news.message->tool_calls_made);
     }
 };
 

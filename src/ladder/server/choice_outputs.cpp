@@ -9,7 +9,8 @@ void ChoiceOutputs::push(int32_t choice, engine::RequestOutput&& output) {
         // Only the first output of a batch wakes the consumer: it takes them
         // all, so a stream costs one wake per engine step, not per output.
         if (outputs_.empty()) wake = wake_;
-        outputs_.push_back({choice, std::move(output), std::chrono::steady_clock::now()});
+        outputs_.push_back({choice, std::move(output), std::chrono::steady_clock::now(),
+                            std::nullopt});
     }
     if (wake) wake();
 }

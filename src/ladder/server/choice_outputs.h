@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "ladder/engine/request.h"
+#include "ladder/server/chat_output.h"
 
 namespace ladder::server {
 
@@ -19,6 +21,8 @@ struct ChoiceOutput {
     int32_t choice = 0;  // index into the API request's choices
     engine::RequestOutput output;
     std::chrono::steady_clock::time_point pushed;  // when the engine handed it over
+    // Chat with tools or reasoning: the output's text as message pieces.
+    std::optional<MessageDelta> message;
 };
 
 class ChoiceOutputs {

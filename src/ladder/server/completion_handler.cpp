@@ -19,8 +19,12 @@ void require_served_model(const ServerConfig& config, const std::string& model) 
 
 void handle_completion(ServerContext& context, const HttpRequest& request, HttpResponse& response,
                        Endpoint endpoint, const std::shared_ptr<const ResponseFormat>& format) {
-    CompletionRequest parsed = parse_completion_request(
-        parse_json_body(request), endpoint, context.bundle, context.engine.kv_plan().max_model_len);
+    // Also as written: schemas keep their key order (structured_output.h).
+    const nlohmann::ordered_json written =
+        nlohmann::ordered_json::parse(request.body, nullptr, false);
+    CompletionRequest parsed =
+        parse_completion_request(parse_json_body(request), endpoint, context.bundle,
+                                 context.engine.kv_plan().max_model_len, &written);
     parsed.tenant =
         authenticate(context.config.api_keys, request.get_header_value("Authorization"));
     require_served_model(context.config, parsed.model);

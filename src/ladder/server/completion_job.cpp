@@ -60,6 +60,10 @@ CompletionJob::CompletionJob(ServerContext& context, CompletionRequest request)
             if (request_.echo) {
                 choice.echo = context_.bundle.tokenizer->decode(request_.prompts[p]);
             }
+            if (request_.chat_output.active()) {
+                choice.chat = std::make_unique<ChatOutputParser>(request_.chat_output);
+                choice.message = AssistantMessage(request_.chat_output.reasoning);
+            }
         }
     }
     ServerMetrics& metrics = context_.metrics;
@@ -80,7 +84,7 @@ void CompletionJob::on_output(std::function<void()> wake) { outputs_->on_ready(s
 
 std::vector<ChoiceOutput> CompletionJob::take() {
     std::vector<ChoiceOutput> taken = outputs_->take();
-    for (const ChoiceOutput& news : taken) {
+    for (ChoiceOutput& news : taken) {
         ChoiceState& choice = choices_[static_cast<size_t>(news.choice)];
         const engine::RequestOutput& output = news.output;
         choice.n_prompt_tokens = output.n_prompt_tokens;
@@ -90,6 +94,12 @@ std::vector<ChoiceOutput> CompletionJob::take() {
             choice.finish_reason = output.finish_reason;
             choice.error = output.error;
             ++n_finished_;
+        }
+        if (choice.chat) {
+            MessageDelta delta = choice.chat->push(output.text);
+            if (output.finished()) append_delta(delta, choice.chat->finish());
+            choice.message.add(delta);
+            news.message = std::move(delta);
         }
     }
     return taken;

@@ -30,6 +30,10 @@ struct ChoiceState {
     int32_t n_prompt_tokens = 0;
     int32_t n_generated_tokens = 0;
     int32_t n_cached_prompt_tokens = 0;
+    // Chat with tools or a reasoning model: how the text is read, and the
+    // message it makes (null: the text is the content).
+    std::unique_ptr<ChatOutputParser> chat;
+    AssistantMessage message;
 };
 
 class CompletionJob {
@@ -50,7 +54,8 @@ public:
     // ChoiceOutputs::on_ready); it must only schedule a take().
     void on_output(std::function<void()> wake);
     // The outputs that arrived, with the choices' counts and finish reasons
-    // updated, for the caller to render.
+    // updated and chat text read into message deltas, for the caller to
+    // render.
     std::vector<ChoiceOutput> take();
     // take(), gathering text and logprobs into the choices; true when every
     // choice finished.

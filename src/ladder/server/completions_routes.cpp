@@ -41,9 +41,10 @@ public:
         return text_choice(index, choice.echo, nullptr, std::nullopt);
     }
 
-    std::optional<json> chunk_choice(int32_t index, const engine::RequestOutput& output,
+    std::optional<json> chunk_choice(const ChoiceOutput& news,
                                      const tokenizer::Tokenizer& tokenizer,
                                      size_t& text_offset) const override {
+        const engine::RequestOutput& output = news.output;
         // Tokens held back by a possible stop string make no text yet.
         if (output.text.empty() && output.logprobs.empty() && !output.finished()) {
             return std::nullopt;
@@ -52,7 +53,7 @@ public:
         if (!output.logprobs.empty()) {
             logprobs = completion_logprobs_json(output.logprobs, tokenizer, text_offset);
         }
-        return text_choice(index, output.text, std::move(logprobs), output.finish_reason);
+        return text_choice(news.choice, output.text, std::move(logprobs), output.finish_reason);
     }
 };
 

@@ -8,6 +8,8 @@
 
 #include "ladder/server/api_error.h"
 #include "ladder/server/chat_prompt.h"
+#include "ladder/server/structured_output.h"
+#include "ladder/server/tool_request.h"
 
 namespace ladder::server {
 
@@ -288,6 +290,41 @@ void parse_logprobs(const json& body, Endpoint endpoint, engine::RequestParams& 
     }
 }
 
+// The grammar the output must follow (structured output, tool calls) and how
+// the chat endpoint reads it. Compiled last, once everything cheaper to
+// check has passed.
+void parse_output_rules(const SchemaSource& source, const engine::ModelBundle& bundle,
+                        CompletionRequest& request) {
+    const json& body = source.body();
+    std::optional<OutputGrammar> grammar = parse_output_grammar(source);
+    std::string gate;
+    if (request.endpoint == Endpoint::Completions) {
+        // Tools would change the output: refused rather than ignored (an
+        // empty list or tool_choice none asks for nothing).
+        const json* tools = field(body, "tools");
+        const json* choice = field(body, "tool_choice");
+        if ((tools != nullptr && !(tools->is_array() && tools->empty())) ||
+            (choice != nullptr && *choice != "none")) {
+            const char* name = tools != nullptr ? "tools" : "tool_choice";
+            invalid_param(name, fmt::format("'{}' is a field of /v1/chat/completions", name));
+        }
+    } else {
+        const ChatFeatures features = chat_features(bundle);
+        if (const std::optional<ToolRequest> tools = parse_tool_request(source)) {
+            if (tools->choice != ToolChoice::None) {
+                request.chat_output.tool_calls = features.tool_calls;
+            }
+            grammar = tool_call_grammar(*tools, features.tool_calls, grammar);
+        }
+        // A reasoning model thinks freely; the grammar holds its answer.
+        request.chat_output.reasoning = features.reasoning;
+        if (features.reasoning) gate = "</think>";
+    }
+    if (grammar) {
+        request.params.make_constraint = compile_output_grammar(*grammar, *bundle.grammars, gate);
+    }
+}
+
 }  // namespace
 
 std::vector<engine::RequestParams> engine_requests(const CompletionRequest& request) {
@@ -306,7 +343,8 @@ std::vector<engine::RequestParams> engine_requests(const CompletionRequest& requ
 
 CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
                                            const engine::ModelBundle& bundle,
-                                           int32_t max_model_len) {
+                                           int32_t max_model_len,
+                                           const nlohmann::ordered_json* written) {
     if (!body.is_object()) invalid_param("", "the request body must be a JSON object");
     const tokenizer::Tokenizer& tokenizer = *bundle.tokenizer;
     CompletionRequest request;
@@ -351,6 +389,7 @@ CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
     if (request.echo && params.logprobs) {
         invalid_param("echo", "'echo' together with 'logprobs' is not supported");
     }
+    parse_output_rules(SchemaSource(body, written), bundle, request);
     return request;
 }
 

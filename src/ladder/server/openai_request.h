@@ -1,7 +1,8 @@
 // OpenAI request bodies (/v1/completions, /v1/chat/completions, and the lines
 // of `ladder generate`) mapped onto engine requests. Every field is checked
 // for type and range; a bad one is an ApiError naming it. Unknown fields are
-// ignored, as OpenAI does.
+// ignored, as OpenAI does; but a field that would change the output and is
+// not supported (tools on /v1/completions) is refused.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,8 @@
 
 #include "ladder/engine/model_bundle.h"
 #include "ladder/engine/request.h"
+#include "ladder/server/chat_output.h"
+#include "ladder/server/chat_prompt.h"
 
 namespace ladder::server {
 
@@ -29,6 +32,8 @@ struct CompletionRequest {
     // Who called (auth.h's Tenant::id; empty: the server has no keys). Set by
     // the route, not the body: one tenant's prefix cache is never another's.
     std::string tenant;
+    // Chat: how each choice's text is read (tool calls, reasoning).
+    ChatOutputOptions chat_output;
 };
 
 // The most choices one request may ask for.
@@ -70,9 +75,12 @@ std::vector<engine::RequestParams> engine_requests(const CompletionRequest& requ
 // Throws ApiError (400) for a malformed body; util::InputError from the chat
 // template (an unsupported role order) is turned into one too. Every list is
 // bounded (engine/request.h) and checked before it is copied or tokenized;
-// max_model_len bounds the prompts.
+// max_model_len bounds the prompts. written: the body with its keys in the
+// order sent, which schemas are compiled in (null: the parsed body's sorted
+// order).
 CompletionRequest parse_completion_request(const nlohmann::json& body, Endpoint endpoint,
                                            const engine::ModelBundle& bundle,
-                                           int32_t max_model_len);
+                                           int32_t max_model_len,
+                                           const nlohmann::ordered_json* written = nullptr);
 
 }  // namespace ladder::server

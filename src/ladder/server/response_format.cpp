@@ -38,8 +38,9 @@ ResponseMeta make_response_meta(const ResponseFormat& format, const std::string&
     return {std::string(format.id_prefix()) + random_hex(24), unix_seconds_now(), model};
 }
 
-json finish_reason_json(const std::optional<engine::FinishReason>& reason) {
+json finish_reason_json(const std::optional<engine::FinishReason>& reason, bool tool_calls) {
     if (!reason) return nullptr;
+    if (tool_calls && *reason == engine::FinishReason::Stop) return "tool_calls";
     return engine::finish_reason_name(*reason);
 }
 

@@ -38,8 +38,7 @@ public:
                                                          const ChoiceState& choice) const = 0;
     // The choice of the chunk for one engine output, or nothing to send.
     // text_offset is the choice's count for completions logprobs.
-    virtual std::optional<nlohmann::json> chunk_choice(int32_t index,
-                                                       const engine::RequestOutput& output,
+    virtual std::optional<nlohmann::json> chunk_choice(const ChoiceOutput& news,
                                                        const tokenizer::Tokenizer& tokenizer,
                                                        size_t& text_offset) const = 0;
 };
@@ -47,8 +46,10 @@ public:
 // A fresh id with the format's prefix, the time now and the served name.
 ResponseMeta make_response_meta(const ResponseFormat& format, const std::string& model);
 
-// The finish reason as OpenAI names it; null while running.
-nlohmann::json finish_reason_json(const std::optional<engine::FinishReason>& reason);
+// The finish reason as OpenAI names it; null while running. A chat choice
+// that stopped after calling tools finished with "tool_calls".
+nlohmann::json finish_reason_json(const std::optional<engine::FinishReason>& reason,
+                                  bool tool_calls = false);
 
 // {id, object, created, model, choices, usage} of a finished job. Throws
 // ApiError 500 when a choice ended with an engine error (the request failed,

@@ -55,8 +55,7 @@ bool SseStream::poll(std::string& out) {
             continue;
         }
         size_t& text_offset = text_offsets_[static_cast<size_t>(news.choice)];
-        if (auto choice =
-                format_->chunk_choice(news.choice, news.output, tokenizer_, text_offset)) {
+        if (auto choice = format_->chunk_choice(news, tokenizer_, text_offset)) {
             out += sse_event(
                 chunk_json(meta_, *format_, std::move(choice), job_->request().include_usage));
         }
