@@ -177,3 +177,30 @@ def test_roofline_flags_are_validated(ladder_bin, default_model, flags, expected
     message = run_failing(ladder_bin, "roofline", "-m", default_model, "--bandwidth", "10",
                           "--peak", "10", *flags)
     assert expected in message, message
+
+
+def test_depth_runs_each_test_on_a_filled_cache(ladder_bin, default_model, info):
+    """-d as llama-bench's: every test again on top of N cached tokens, tg's
+    ceiling counting the KV bytes each generated token reads."""
+    records = run_ladder_json(ladder_bin, "bench-model", "-m", default_model, "-p", "16", "-n",
+                              "4", "-d", "0,64", "-r", "1", "-t", "2", "--attention", "fast",
+                              "--json")
+    tests = sorted((r["n_prompt"], r["n_gen"], r["n_depth"]) for r in records)
+    assert tests == [(0, 4, 0), (0, 4, 64), (16, 0, 0), (16, 0, 64)]
+    assert all(r["attention"] == "fast" for r in records)
+    hyper = info["hyperparameters"]
+    head_dim = hyper["llama.embedding_length"] // hyper["llama.attention.head_count"]
+    kv_per_position = (2 * hyper["llama.block_count"] * hyper["llama.attention.head_count_kv"]
+                       * head_dim * 2)
+    for r in records:
+        if r["n_gen"] == 0:
+            continue
+        # Generated token i (1..4) sees n_depth + i positions: 2.5 more than the depth on average.
+        expected_kv = (r["n_depth"] + 2.5) * kv_per_position
+        assert math.isclose(r["kv_bytes_per_token"], expected_kv, rel_tol=0.01)
+        assert r["bytes_per_token"] == r["weight_bytes_per_token"] + r["kv_bytes_per_token"]
+        assert math.isclose(r["ceiling_ts"], r["bandwidth_gbs"] * 1e9 / r["bytes_per_token"],
+                            rel_tol=0.01)
+    table = run_ladder(ladder_bin, "bench-model", "-m", default_model, "-p", "16", "-n", "4",
+                       "-d", "64", "-r", "1", "-t", "2")
+    assert "pp16 @ d64" in table and "tg4 @ d64" in table

@@ -14,8 +14,9 @@
 // order of operations differs from llama.cpp's (attention.h, the exact
 // path), so results differ in their last bits; each kernel path has its own
 // dot product (scalar and avx2: F32 fma, bit-identical to each other;
-// avx512 with AVX512-BF16: BF16 pairs into F32), within the quality bounds
-// tests/model/test_attention_quality.py checks.
+// avx512 with AVX512-BF16: BF16 pairs into F32); how far the model's
+// distributions move from the exact path's is measured by
+// tests/model/test_attention_quality.py.
 #pragma once
 
 #include <cstddef>
