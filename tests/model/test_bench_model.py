@@ -75,8 +75,10 @@ def test_sizes_come_from_the_model_file(records, info):
     for record in records:
         assert record["model_size"] == totals["bytes"]
         assert record["model_n_params"] == totals["n_parameters"]
-        # The tied embedding is the output matrix: every tensor is read once per token.
-        assert record["bytes_per_token"] == totals["bytes"]
+        # The tied embedding is the output matrix: every tensor is read once per token,
+        # and besides the weights a token reads the KV cache it attends to.
+        assert record["weight_bytes_per_token"] == totals["bytes"]
+        assert record["bytes_per_token"] == totals["bytes"] + record["kv_bytes_per_token"]
 
 
 def test_ceilings_follow_from_bandwidth_and_kernel_peak(records, info):
