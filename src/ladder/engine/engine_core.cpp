@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ladder/engine/position_sampling.h"
 #include "ladder/util/check.h"
 #include "ladder/util/error.h"
 #include "ladder/util/timer.h"
@@ -222,20 +223,19 @@ void EngineCore::build_batch(const Schedule& schedule) {
 
 void EngineCore::sample_ready() {
     const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
-    // Each sequence has its own sampler and random stream, so sampling them in
-    // parallel gives the same tokens as one by one.
+    // Each sequence has its own sampler, whose draws depend on its seed and
+    // the position alone, so sampling them in parallel gives the same tokens
+    // as one by one.
     pool_.parallel_for(static_cast<int64_t>(sampled_.size()), [&](int64_t i) {
         Sampled& s = sampled_[static_cast<size_t>(i)];
         Sequence& sequence = *s.sequence;
         std::span<float> row(logits_.data() + static_cast<size_t>(s.logit_row) * vocab, vocab);
-        // Log-probabilities are the model's own, before bias and penalties,
-        // which sample() applies to row in place: they read a copy.
+        // Log-probabilities are the model's own, before the constraint, bias
+        // and penalties, which change row in place: they read a copy.
         const bool want_logprobs = sequence.params.logprobs.has_value();
         if (want_logprobs) sequence.raw_logits.assign(row.begin(), row.end());
-        for (const auto& [id, bias] : sequence.params.logit_bias)
-            row[static_cast<size_t>(id)] += bias;
-        // The penalties see the prompt too, as in llama.cpp and vLLM.
-        s.token = sequence.sampler.sample(row, sequence.tokens);
+        s.token = sample_next_token(sequence, row);
+        if (sequence.constraint) sequence.constraint->accept(s.token);
         if (want_logprobs) {
             s.logprob.id = s.token;
             s.logprob.logprob = logprob_of(sequence.raw_logits, s.token);
@@ -307,6 +307,9 @@ bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* log
         stop_string_found = released.stopped;
         if (stop_string_found) reason = FinishReason::Stop;
     }
+    // A grammar that has ended ends the request; its last token is text.
+    if (!reason && sequence.constraint && sequence.constraint->is_terminated())
+        reason = FinishReason::Stop;
     if (!reason && sequence.n_generated() >= sequence.max_tokens) reason = FinishReason::Length;
     if (!reason) {
         sequence.sink(std::move(output));

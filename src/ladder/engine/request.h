@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ladder/engine/sampling_params.h"
+#include "ladder/engine/token_constraint.h"
 #include "ladder/tokenizer/vocabulary.h"
 
 namespace ladder::engine {
@@ -32,6 +35,9 @@ struct RequestParams {
     // sampled token's and the n most likely alternatives.
     std::optional<int32_t> logprobs;
     std::vector<std::pair<TokenId, float>> logit_bias;  // added to the logits before sampling
+    // Builds the restriction on every next token (a grammar); empty: none.
+    // Each choice of a request builds its own.
+    std::function<std::unique_ptr<TokenConstraint>()> make_constraint;
 };
 
 enum class FinishReason { Stop, Length, Abort };

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "ladder/engine/request.h"
 #include "ladder/engine/sampler.h"
 #include "ladder/engine/stop_matcher.h"
+#include "ladder/engine/token_constraint.h"
 #include "ladder/kv/block_hash.h"
 #include "ladder/kv/block_table.h"
 #include "ladder/tokenizer/tokenizer.h"
@@ -30,6 +32,7 @@ struct Sequence {
           blocks(block_size),
           window_blocks(block_size),
           sampler(params.sampling),
+          constraint(params.make_constraint ? params.make_constraint() : nullptr),
           detokenizer(tokenizer),
           stop_matcher(std::move(params.stop)),
           params(std::move(params)),
@@ -64,6 +67,9 @@ struct Sequence {
     kv::BlockTable blocks;
     kv::BlockTable window_blocks;  // the sliding-window layers' own, when the cache has that group
     Sampler sampler;
+    // Null without one. Kept across a preemption, like the sampler: the
+    // tokens it accepted stay the sequence's.
+    std::unique_ptr<TokenConstraint> constraint;
     tokenizer::StreamingDetokenizer detokenizer;
     StopMatcher stop_matcher;
     RequestParams params;  // prompt moved out into tokens
