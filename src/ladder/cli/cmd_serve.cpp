@@ -7,6 +7,7 @@
 
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
+#include "ladder/cli/speculative_options.h"
 #include "ladder/server/serve.h"
 
 namespace ladder::cli {
@@ -42,9 +43,12 @@ void run_serve(const ServeFlags& flags) {
     engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
     options.engine = engine_config(flags.engine, bundle.identity);
     server::serve(bundle, options, [&](int port, const engine::KvCachePlan& plan) {
-        std::printf("ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s\n",
+        const std::string speculative =
+            options.engine.speculative ? ", " + speculative_summary(*options.engine.speculative)
+                                       : std::string();
+        std::printf("ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s%s\n",
                     options.server.host.c_str(), port, options.server.served_model_name.c_str(),
-                    kv_cache_summary(plan).c_str(), plan.max_model_len,
+                    kv_cache_summary(plan).c_str(), plan.max_model_len, speculative.c_str(),
                     options.server.api_key.empty() ? "" : ", API key required");
         std::fflush(stdout);
     });

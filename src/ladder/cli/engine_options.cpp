@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ladder/cli/commands.h"
+#include "ladder/cli/speculative_options.h"
 #include "ladder/util/error.h"
 
 namespace ladder::cli {
@@ -46,6 +47,7 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
         .add_option("--kv-disk-cache-size", options.kv_disk_cache_size,
                     "byte limit of the disk tier, oldest blocks out first")
         ->default_val(options.kv_disk_cache_size);
+    add_speculative_option(command, options.speculative_config);
 }
 
 engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_key) {
@@ -62,6 +64,7 @@ engine::EngineConfig engine_config(const EngineOptions& options, uint64_t model_
     config.kv_disk_cache_bytes =
         parse_byte_size(options.kv_disk_cache_size, "--kv-disk-cache-size");
     config.model_key = model_key;
+    config.speculative = parse_speculative_config(options.speculative_config);
     return config;
 }
 

@@ -24,6 +24,7 @@ struct EngineOptions {
     bool prefix_caching = true;
     std::string kv_disk_cache;  // directory; empty: no disk tier
     std::string kv_disk_cache_size = "10GiB";
+    std::string speculative_config;  // JSON; empty: off
 };
 
 void add_engine_options(CLI::App& command, EngineOptions& options);

@@ -75,10 +75,22 @@ bool Scheduler::schedule_running(int32_t& budget) {
             if (victim == sequence) return false;
             decodes_left -= victim_was_decode ? 1 : 0;
         }
-        schedule_.chunks.push_back({sequence, n});
-        budget -= n;
+        // The decodes still to serve keep their token of the budget.
+        const int32_t n_draft = decode ? take_draft_tokens(*sequence, budget - n - decodes_left) : 0;
+        schedule_.chunks.push_back({sequence, n + n_draft, n_draft});
+        budget -= n + n_draft;
     }
     return true;
+}
+
+int32_t Scheduler::take_draft_tokens(Sequence& sequence, int32_t budget_left) {
+    int32_t n = std::clamp(sequence.draft.size(), 0, std::max(budget_left, 0));
+    // The last token's position is n_computed; the drafts follow it.
+    const int32_t first_draft_position = sequence.n_computed + 1;
+    while (n > 0 && !fits(sequence, first_draft_position + n, 0)) --n;
+    if (n > 0) grow_kv(sequence, first_draft_position + n);
+    sequence.draft.truncate(n);
+    return n;
 }
 
 void Scheduler::admit_waiting(int32_t& budget) {

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "ladder/engine/draft.h"
 #include "ladder/engine/request.h"
 #include "ladder/engine/sampler.h"
 #include "ladder/engine/stop_matcher.h"
@@ -80,6 +81,20 @@ struct Sequence {
     // to date as tokens are added.
     std::vector<kv::BlockHash> block_hashes;
     std::vector<float> raw_logits;  // scratch: the logits before sampling, for logprobs
+    // Full blocks already offered to the prefix cache (reset when the KV is freed).
+    int32_t n_blocks_offered = 0;
+
+    // Speculative decoding: this step's proposal (empty when not speculating)
+    // and how earlier proposals fared.
+    DraftProposal draft;
+    AcceptanceHistory acceptance;
+    // Scratch of one step: the tokens verification produced (drafts the
+    // target accepted, then its own next token), with their logprobs.
+    std::vector<TokenId> new_tokens;
+    std::vector<TokenLogprob> new_logprobs;
+    int32_t n_accepted_drafts = 0;
+    bool constraint_refused = false;  // the constraint allowed no token it was given
+    std::vector<TokenProbability> residual_scratch;
 };
 
 }  // namespace ladder::engine
