@@ -17,15 +17,17 @@ void check_same_vocabulary(const std::string& path, const tokenizer::Tokenizer& 
     const std::vector<std::string>& theirs = draft.vocabulary().tokens;
     const std::vector<std::string>& ours = target.vocabulary().tokens;
     if (theirs.size() != ours.size()) {
-        util::fail("--speculative-config: the draft model {} has {} tokens, the target {}: a "
-                   "draft needs the target's vocabulary",
-                   path, theirs.size(), ours.size());
+        util::fail(
+            "--speculative-config: the draft model {} has {} tokens, the target {}: a "
+            "draft needs the target's vocabulary",
+            path, theirs.size(), ours.size());
     }
     for (size_t id = 0; id < ours.size(); ++id) {
         if (theirs[id] != ours[id]) {
-            util::fail("--speculative-config: the draft model {} has another vocabulary: token "
-                       "{} is '{}' there and '{}' in the target",
-                       path, id, theirs[id], ours[id]);
+            util::fail(
+                "--speculative-config: the draft model {} has another vocabulary: token "
+                "{} is '{}' there and '{}' in the target",
+                path, id, theirs[id], ours[id]);
         }
     }
 }
@@ -44,17 +46,30 @@ DraftModelDrafter::DraftModelDrafter(const std::string& path, const model::Model
       kv_(bundle_.model->kv_cache_shape(plan.n_blocks, plan.block_size)) {
     check_same_vocabulary(path, *bundle_.tokenizer, target_tokenizer);
     if (bundle_.model->config().vocab_size != target.config().vocab_size) {
-        util::fail("--speculative-config: the draft model {} has {} logits per token, the target {}",
-                   path, bundle_.model->config().vocab_size, target.config().vocab_size);
+        util::fail(
+            "--speculative-config: the draft model {} has {} logits per token, the target {}", path,
+            bundle_.model->config().vocab_size, target.config().vocab_size);
     }
+}
+
+void DraftModelDrafter::rewind(DraftSequence& state, const Sequence& sequence) {
+    // The last token is always computed again: its row gives the first draft.
+    const size_t n = std::min(state.tokens.size(), sequence.tokens.size() - 1);
+    const auto shared = static_cast<size_t>(
+        std::mismatch(state.tokens.begin(), state.tokens.begin() + static_cast<std::ptrdiff_t>(n),
+                      sequence.tokens.begin())
+            .first -
+        state.tokens.begin());
+    state.tokens.resize(shared);
+    state.blocks.shrink_to(state.n_computed(), block_pool_);
 }
 
 void DraftModelDrafter::add_rows(Drafting& drafting, int32_t n, bool want_logits) {
     const Sequence& sequence = *drafting.sequence;
     DraftSequence& state = *drafting.state;
     const int32_t first_row = batch_.n_tokens();
-    const int32_t end = state.n_computed + n;
-    for (int32_t position = state.n_computed; position < end; ++position) {
+    const int32_t end = state.n_computed() + n;
+    for (int32_t position = state.n_computed(); position < end; ++position) {
         batch_.tokens.push_back(sequence.tokens[static_cast<size_t>(position)]);
         batch_.positions.push_back(position);
         batch_.slots.push_back(state.blocks.slot(position));
@@ -79,7 +94,9 @@ void DraftModelDrafter::run_batch() {
     bundle_.model->forward(batch_, kv_, pool_, std::span<float>(logits_.data(), n_logits));
     cost_.observe(shape, util::now_seconds() - start);
     for (Drafting& d : drafting_) {
-        if (d.n_rows > 0) d.state->n_computed += d.n_rows;
+        const std::vector<TokenId>& tokens = d.sequence->tokens;
+        const auto first = tokens.begin() + d.state->n_computed();
+        d.state->tokens.insert(d.state->tokens.end(), first, first + d.n_rows);
         d.n_rows = 0;
     }
     for (size_t i = 0; i < batch_.logit_rows.size(); ++i) {
@@ -97,15 +114,16 @@ void DraftModelDrafter::draft_from(Drafting& drafting, std::span<float> row) {
         // The draft's own distribution q, shaped by the request's sampler
         // chain as the target's p will be, and its own draw from it.
         const std::span<const TokenProbability> q = next_token_distribution(sequence, row);
-        token = draw_from(q, sequence.sampler.uniform(sequence.n_tokens(), DrawPurpose::DraftProposal));
-        std::vector<TokenProbability>& sorted = draft.distributions.emplace_back(q.begin(), q.end());
+        token =
+            draw_from(q, sequence.sampler.uniform(sequence.n_tokens(), DrawPurpose::DraftProposal));
+        std::vector<TokenProbability>& sorted =
+            draft.distributions.emplace_back(q.begin(), q.end());
         std::sort(sorted.begin(), sorted.end(),
                   [](const TokenProbability& a, const TokenProbability& b) { return a.id < b.id; });
     }
     if (sequence.constraint) {
         if (!sequence.constraint->accept(token)) {
-            if (!draft.distributions.empty() &&
-                draft.distributions.size() > draft.tokens.size()) {
+            if (!draft.distributions.empty() && draft.distributions.size() > draft.tokens.size()) {
                 draft.distributions.pop_back();
             }
             drafting.done = true;
@@ -124,6 +142,7 @@ void DraftModelDrafter::propose(std::span<const DraftRequest> requests) {
     drafting_.reserve(requests.size());  // add_rows keeps pointers into it
     for (const DraftRequest& request : requests) {
         auto [it, added] = sequences_.try_emplace(request.sequence->id, block_pool_.block_size());
+        rewind(it->second, *request.sequence);
         drafting_.push_back({request.sequence, &it->second, request.max_tokens});
     }
     // First pass: catch each sequence's draft KV up with its tokens (a new
@@ -133,7 +152,7 @@ void DraftModelDrafter::propose(std::span<const DraftRequest> requests) {
     int32_t budget = max_num_batched_tokens_;
     for (Drafting& d : drafting_) {
         const Sequence& sequence = *d.sequence;
-        const int32_t n_missing = sequence.n_tokens() - d.state->n_computed;
+        const int32_t n_missing = sequence.n_tokens() - d.state->n_computed();
         const int32_t n = std::min(n_missing, budget);
         // Room for the catch-up and the drafts this pass will compute; a
         // sequence past the draft's context, or short of blocks, drafts nothing.
@@ -162,20 +181,10 @@ void DraftModelDrafter::propose(std::span<const DraftRequest> requests) {
     for (Drafting& d : drafting_) {
         Sequence& sequence = *d.sequence;
         sequence.tokens.resize(static_cast<size_t>(n_before(d)));
-        if (sequence.constraint && d.n_constrained > 0) sequence.constraint->rollback(d.n_constrained);
-        d.state->blocks.shrink_to(d.state->n_computed, block_pool_);
+        if (sequence.constraint && d.n_constrained > 0)
+            sequence.constraint->rollback(d.n_constrained);
+        d.state->blocks.shrink_to(d.state->n_computed(), block_pool_);
     }
-}
-
-void DraftModelDrafter::on_verified(const Sequence& sequence, int32_t n_before, int32_t n_drafted,
-                                    int32_t n_accepted) {
-    (void)n_drafted;
-    const auto it = sequences_.find(sequence.id);
-    if (it == sequences_.end()) return;
-    DraftSequence& state = it->second;
-    // The accepted drafts' KV stays: the same tokens at the same positions.
-    state.n_computed = std::min(state.n_computed, n_before + n_accepted);
-    state.blocks.shrink_to(state.n_computed, block_pool_);
 }
 
 void DraftModelDrafter::on_released(const Sequence& sequence, bool finished) {

@@ -1,9 +1,10 @@
 // Drafts with a second model that shares the target's vocabulary (compared
 // token by token at load): a smaller or more coarsely quantized model whose
 // steps cost less than the target's. It runs on the same thread pool with KV
-// blocks of its own, which follow the target's: a sequence's draft KV is
-// caught up with its tokens before drafting, cut back to the accepted tokens
-// after verification, and freed when the sequence is preempted or ends.
+// blocks of its own, which follow the target's: before drafting, a sequence's
+// draft KV is cut back to the tokens it shares with the sequence (rejected
+// drafts, and drafts never verified, go) and caught up with the rest; it is
+// freed when the sequence is preempted or ends.
 // Proposals carry the draft's distributions, so sampled requests are
 // verified by rejection sampling.
 #pragma once
@@ -36,8 +37,6 @@ public:
                       const KvCachePlan& plan, int32_t max_num_batched_tokens);
 
     void propose(std::span<const DraftRequest> requests) override;
-    void on_verified(const Sequence& sequence, int32_t n_before, int32_t n_drafted,
-                     int32_t n_accepted) override;
     void on_released(const Sequence& sequence, bool finished) override;
     bool proposes_distributions() const override { return true; }
     const StepCostModel* step_cost() const override { return &cost_; }
@@ -48,8 +47,11 @@ public:
 private:
     struct DraftSequence {
         explicit DraftSequence(int32_t block_size) : blocks(block_size) {}
+        int32_t n_computed() const { return static_cast<int32_t>(tokens.size()); }
         kv::BlockTable blocks;
-        int32_t n_computed = 0;  // tokens of the sequence (then of its drafts) in the draft's KV
+        // The tokens at positions 0.. whose K/V the draft's cache holds: the
+        // sequence's, then drafts, which may since have been rejected.
+        std::vector<TokenId> tokens;
     };
     // One sequence being drafted for in this propose().
     struct Drafting {
@@ -62,7 +64,9 @@ private:
         bool done = false;
     };
 
-    // Adds rows [state.n_computed, state.n_computed + n) of the sequence
+    // Cuts the draft's KV back to the tokens it shares with the sequence.
+    void rewind(DraftSequence& state, const Sequence& sequence);
+    // Adds rows [state.n_computed(), state.n_computed() + n) of the sequence
     // (its tokens, then its drafts) to the batch.
     void add_rows(Drafting& drafting, int32_t n, bool want_logits);
     void run_batch();

@@ -9,8 +9,9 @@
 // With prefix caching, a waiting sequence whose next blocks another sequence
 // is computing waits for them to be cached instead of computing them again.
 // A decoding sequence with drafted tokens (speculative decoding) computes
-// them beside its own as far as the budget and free blocks allow; drafts
-// never preempt anyone.
+// them beside its own, after every running sequence's own tokens and before
+// admissions, as far as the budget and free blocks allow; drafts never
+// preempt anyone.
 #pragma once
 
 #include <cstdint>
@@ -82,10 +83,10 @@ private:
     // sequence it was serving was itself the newest and got preempted).
     bool schedule_running(int32_t& budget);
     void admit_waiting(int32_t& budget);
-    // How many of a decode's drafted tokens this step computes (at most
-    // budget_left, and what free blocks hold without preempting); the rest
-    // of its draft is dropped and the blocks for the kept ones allocated.
-    int32_t take_draft_tokens(Sequence& sequence, int32_t budget_left);
+    // After every running sequence's own tokens: each decode's drafted tokens,
+    // as far as the budget and the free blocks go (drafts never preempt); the
+    // rest of a draft is dropped and the blocks for the kept ones allocated.
+    void schedule_drafts(int32_t& budget);
     // Frees the newest running sequence's blocks and requeues it first.
     Sequence* preempt_newest();
     // Takes the cached blocks that hold the sequence's leading full blocks;

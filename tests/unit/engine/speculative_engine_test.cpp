@@ -4,10 +4,12 @@
 // preempts, and with prefix-cache hits; after each run every KV block is free
 // and every cached block holds the K/V of its own tokens (never of a rejected
 // draft); the counters add up. The draft model's sampled output follows the
-// target's distribution (a chi-square test against speculation off).
+// target's distribution (a chi-square test against its exact probabilities).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,7 +26,7 @@ std::string fixture_path(const char* file_name) {
 }
 // The draft-model pair: a higher-precision copy of SmolLM2 as the target
 // (written by `make model-draft-pair`), the Q4_1 file as the draft.
-std::string f16_target_path() { return fixture_path("SmolLM2-135M-Instruct.F16.gguf"); }
+std::string q8_target_path() { return fixture_path("SmolLM2-135M-Instruct.Q8_0.gguf"); }
 
 SpeculativeConfig speculation(SpeculativeMethod method, int32_t n_tokens = 5) {
     SpeculativeConfig config;
@@ -62,9 +64,10 @@ struct EngineRun {
 // Runs batches of requests in turn (each batch submitted at once, run to
 // the end), on one engine.
 EngineRun run_batches(ModelBundle& bundle, EngineConfig config,
-                const std::vector<std::vector<RequestParams>>& batches) {
+                      const std::vector<std::vector<RequestParams>>& batches) {
     EngineRun run;
-    run.core = std::make_unique<EngineCore>(*bundle.model, *bundle.tokenizer, shared_pool(), config);
+    run.core =
+        std::make_unique<EngineCore>(*bundle.model, *bundle.tokenizer, shared_pool(), config);
     uint64_t id = 1;
     for (const auto& batch : batches) {
         for (const RequestParams& params : batch) {
@@ -161,144 +164,180 @@ const Drafter kDrafters[] = {{SpeculativeMethod::Ngram, "ngram"},
 
 class SpeculativeEngineTest : public EngineTest {
 protected:
-    // The target: the default model, or for the draft model the F16 copy
+    // The target: the default model, or for the draft model the Q8_0 copy
     // (the Q4_1 file drafts for it).
     ModelBundle* target_for(SpeculativeMethod method) {
         if (method != SpeculativeMethod::DraftModel) return bundle_;
-        return shared_model(f16_target_path());
+        return shared_model(q8_target_path());
     }
 
-    // Each case compares one engine config with and without speculation.
-    void compare(const Drafter& drafter, EngineConfig config,
-                 const std::vector<std::vector<RequestParams>>& batches,
-                 const std::vector<uint64_t>& exact_ids) {
-        SCOPED_TRACE(drafter.name);
-        ModelBundle* target = target_for(drafter.method);
-        if (target == nullptr) GTEST_SKIP() << "no F16 target; run `make model-draft-pair`";
-        const EngineRun reference = run_batches(*target, config, batches);
-        config.speculative = speculation(drafter.method);
-        const EngineRun speculative = run_batches(*target, config, batches);
-        expect_same_outputs(speculative, reference, exact_ids);
-        expect_counters_add_up(speculative.stats.spec_decode);
-        if (config.prefix_caching) expect_clean_kv(speculative, reference);
-        EXPECT_TRUE(speculative.core->all_blocks_free());
-        last_stats_ = speculative.stats;
+    // Runs the batches with speculation off, then with each drafter, on one
+    // engine config. exact_ids must equal speculation off token for token;
+    // sampled_ids too, except with the draft model, whose rejection sampling
+    // draws differently (its distribution is tested below).
+    void compare(EngineConfig config, const std::vector<std::vector<RequestParams>>& batches,
+                 const std::vector<uint64_t>& exact_ids, const std::vector<uint64_t>& sampled_ids) {
+        std::map<ModelBundle*, EngineRun> references;
+        for (const Drafter& drafter : kDrafters) {
+            SCOPED_TRACE(drafter.name);
+            ModelBundle* target = target_for(drafter.method);
+            if (target == nullptr) {
+                ADD_FAILURE() << "no Q8_0 target; run `make model-draft-pair`";
+                continue;
+            }
+            // ngram and suffix share the run without speculation.
+            auto [it, added] = references.try_emplace(target);
+            if (added) it->second = run_batches(*target, config, batches);
+            const EngineRun& reference = it->second;
+            EngineConfig speculative_config = config;
+            speculative_config.speculative = speculation(drafter.method);
+            const EngineRun speculative = run_batches(*target, speculative_config, batches);
+            std::vector<uint64_t> ids = exact_ids;
+            if (drafter.method != SpeculativeMethod::DraftModel)
+                ids.insert(ids.end(), sampled_ids.begin(), sampled_ids.end());
+            expect_same_outputs(speculative, reference, ids);
+            expect_counters_add_up(speculative.stats.spec_decode);
+            if (config.prefix_caching) expect_clean_kv(speculative, reference);
+            EXPECT_TRUE(speculative.core->all_blocks_free());
+            check(drafter, speculative.stats);
+        }
     }
-
-    EngineStats last_stats_;
+    // A case's own check of each speculative run.
+    std::function<void(const Drafter&, const EngineStats&)> check = [](const Drafter&,
+                                                                       const EngineStats&) {};
 };
 
 TEST_F(SpeculativeEngineTest, GreedyAloneEqualsSpeculationOff) {
-    for (const Drafter& drafter : kDrafters) {
-        // Suffix drafts from earlier requests: the same request twice.
-        const RequestParams copy = request(encode(kCopyPrompt), 40, 0.0f);
-        compare(drafter, {.max_num_seqs = 4}, {{copy}, {copy}}, {1, 2});
-    }
+    // Suffix drafts from earlier requests: the same request twice.
+    const RequestParams copy = request(encode(kCopyPrompt), 40, 0.0f);
+    compare({.max_num_seqs = 4}, {{copy}, {copy}}, {1, 2}, {});
 }
 
 TEST_F(SpeculativeEngineTest, MixedBatchEqualsSpeculationOff) {
-    for (const Drafter& drafter : kDrafters) {
-        const std::vector<TokenId> copy = encode(kCopyPrompt);
-        RequestParams with_logprobs = request(encode("Count: one, two, three, four,"), 24, 0.0f);
-        with_logprobs.logprobs = 3;
-        with_logprobs.logit_bias = {{11, -2.0f}};
-        RequestParams penalized = request(copy, 30, 0.0f);
-        penalized.sampling.repetition_penalty = 1.3f;
-        RequestParams stopped = request(copy, 40, 0.0f);
-        stopped.stop = {"lemons"};
-        RequestParams sampled = request(copy, 30, 0.8f, 11);
-        sampled.sampling.top_p = 0.95f;
-        sampled.sampling.top_k = 40;
-        const std::vector<RequestParams> batch = {request(copy, 36, 0.0f), with_logprobs, penalized,
-                                                  stopped, sampled};
-        // A draft model samples differently from the target (rejection
-        // sampling): its sampled request is compared by distribution below.
-        std::vector<uint64_t> exact = {1, 2, 3, 4, 6, 7, 8, 9};
-        if (drafter.method != SpeculativeMethod::DraftModel) exact.insert(exact.end(), {5, 10});
-        compare(drafter, {.max_num_seqs = 8}, {batch, batch}, exact);
-    }
+    const std::vector<TokenId> copy = encode(kCopyPrompt);
+    RequestParams with_logprobs = request(encode("Count: one, two, three, four,"), 24, 0.0f);
+    with_logprobs.logprobs = 3;
+    with_logprobs.logit_bias = {{11, -2.0f}};
+    RequestParams penalized = request(copy, 30, 0.0f);
+    penalized.sampling.repetition_penalty = 1.3f;
+    RequestParams stopped = request(copy, 40, 0.0f);
+    stopped.stop = {"lemons"};
+    RequestParams sampled = request(copy, 30, 0.8f, 11);
+    sampled.sampling.top_p = 0.95f;
+    sampled.sampling.top_k = 40;
+    const std::vector<RequestParams> batch = {request(copy, 36, 0.0f), with_logprobs, penalized,
+                                              stopped, sampled};
+    compare({.max_num_seqs = 8}, {batch, batch}, {1, 2, 3, 4, 6, 7, 8, 9}, {5, 10});
 }
 
 TEST_F(SpeculativeEngineTest, PreemptionUnderASmallKvBudgetEqualsSpeculationOff) {
-    for (const Drafter& drafter : kDrafters) {
-        const std::vector<TokenId> copy = encode(kCopyPrompt);
-        std::vector<RequestParams> batch;
-        for (int i = 0; i < 4; ++i) batch.push_back(request(copy, 120, i == 3 ? 0.8f : 0.0f, i));
-        // 24 blocks of 16: four sequences of ~170 tokens cannot all fit.
-        const int64_t block_bytes = int64_t{2} * 30 * 3 * 64 * 2 * 16;
-        EngineConfig config{.kv_cache_bytes = 24 * block_bytes, .max_num_seqs = 4};
-        std::vector<uint64_t> exact = {1, 2, 3};
-        if (drafter.method != SpeculativeMethod::DraftModel) exact.push_back(4);
-        compare(drafter, config, {batch}, exact);
-        EXPECT_GT(last_stats_.n_preemptions, 0) << drafter.name << ": nothing was preempted";
-    }
+    const std::vector<TokenId> copy = encode(kCopyPrompt);
+    std::vector<RequestParams> batch;
+    for (int i = 0; i < 4; ++i) batch.push_back(request(copy, 64, i == 3 ? 0.8f : 0.0f, i));
+    // 16 blocks of 16 tokens: four sequences of ~115 tokens cannot all fit.
+    const int64_t block_bytes = int64_t{2} * 30 * 3 * 64 * 2 * 16;
+    check = [](const Drafter& drafter, const EngineStats& stats) {
+        EXPECT_GT(stats.n_preemptions, 0) << drafter.name << ": nothing was preempted";
+    };
+    compare({.kv_cache_bytes = 16 * block_bytes, .max_num_seqs = 4}, {batch}, {1, 2, 3}, {4});
 }
 
 TEST_F(SpeculativeEngineTest, PrefixCacheHitsEqualSpeculationOff) {
-    for (const Drafter& drafter : kDrafters) {
-        const std::vector<TokenId> copy = encode(kCopyPrompt);
-        const std::vector<TokenId> longer = encode(std::string(kCopyPrompt) + " grapes, melons");
-        compare(drafter, {.max_num_seqs = 4},
-                {{request(copy, 40, 0.0f)}, {request(longer, 40, 0.0f), request(copy, 40, 0.0f)}},
-                {1, 2, 3});
-        EXPECT_GT(last_stats_.n_prefix_hit_tokens, 0) << drafter.name << ": no prefix hit";
-    }
+    const std::vector<TokenId> copy = encode(kCopyPrompt);
+    const std::vector<TokenId> longer = encode(std::string(kCopyPrompt) + " grapes, melons");
+    check = [](const Drafter& drafter, const EngineStats& stats) {
+        EXPECT_GT(stats.n_prefix_hit_tokens, 0) << drafter.name << ": no prefix hit";
+    };
+    compare({.max_num_seqs = 4},
+            {{request(copy, 40, 0.0f)}, {request(longer, 40, 0.0f), request(copy, 40, 0.0f)}},
+            {1, 2, 3}, {});
 }
 
 TEST_F(SpeculativeEngineTest, SeededSamplingEqualsSpeculationOff) {
-    for (const Drafter& drafter : {kDrafters[0], kDrafters[1]}) {
-        std::vector<RequestParams> batch;
-        for (uint64_t seed = 0; seed < 4; ++seed) {
-            RequestParams params = request(encode(kCopyPrompt), 40, 0.7f, seed);
-            params.sampling.top_k = 20;
-            params.sampling.min_p = 0.05f;
-            batch.push_back(params);
-        }
-        compare(drafter, {.max_num_seqs = 8}, {batch, batch}, {1, 2, 3, 4, 5, 6, 7, 8});
+    std::vector<RequestParams> batch;
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+        RequestParams params = request(encode(kCopyPrompt), 40, 0.7f, seed);
+        params.sampling.top_k = 20;
+        params.sampling.min_p = 0.05f;
+        batch.push_back(params);
     }
+    // The draft model's runs only check that the counters add up and the KV is clean.
+    compare({.max_num_seqs = 8}, {batch, batch}, {}, {1, 2, 3, 4, 5, 6, 7, 8});
+}
+
+// The target's own distribution of the first two tokens after prompt, as the
+// sampler shapes it (temperature 1, the top k): p(a) p(b | a) from the raw
+// log-probabilities of its k most likely tokens, read without speculation.
+std::map<std::pair<TokenId, TokenId>, double> two_token_distribution(
+    ModelBundle& target, const std::vector<TokenId>& prompt, int32_t top_k) {
+    const auto top_probabilities = [&](const std::vector<TokenId>& context) {
+        RequestParams params = request(context, 1, 0.0f);
+        params.logprobs = top_k;
+        EngineCore core(*target.model, *target.tokenizer, shared_pool(), {.max_num_seqs = 1});
+        std::map<RequestId, Collected> results;
+        core.add_request(RequestId{1}, params, EngineTest::collect_into(results, RequestId{1}));
+        while (core.has_work()) core.step();
+        const std::vector<std::pair<TokenId, float>>& top =
+            results[RequestId{1}].logprobs.at(0).top;
+        double total = 0.0;
+        for (const auto& [id, logprob] : top) total += std::exp(static_cast<double>(logprob));
+        std::vector<std::pair<TokenId, double>> out;
+        for (const auto& [id, logprob] : top)
+            out.push_back({id, std::exp(static_cast<double>(logprob)) / total});
+        return out;
+    };
+    std::map<std::pair<TokenId, TokenId>, double> distribution;
+    for (const auto& [first, p_first] : top_probabilities(prompt)) {
+        std::vector<TokenId> context = prompt;
+        context.push_back(first);
+        for (const auto& [second, p_second] : top_probabilities(context))
+            distribution[{first, second}] = p_first * p_second;
+    }
+    return distribution;
 }
 
 // Rejection sampling end to end: the first two tokens (the second drafted by
-// the Q4_1 draft and verified by the F16 target) of 2,000 seeded requests,
-// against 2,000 without speculation.
+// the Q4_1 draft and verified by the Q8_0 target) of 2,000 seeded requests,
+// against the target's exact distribution (a chi-square goodness of fit).
 TEST_F(SpeculativeEngineTest, DraftModelSamplesFollowTheTargetDistribution) {
-    ModelBundle* target = shared_model(f16_target_path());
-    if (target == nullptr) GTEST_SKIP() << "no F16 target; run `make model-draft-pair`";
+    ModelBundle* target = shared_model(q8_target_path());
+    ASSERT_NE(target, nullptr) << "no Q8_0 target; run `make model-draft-pair`";
     const std::vector<TokenId> prompt = encode("My favourite");
+    constexpr int32_t kTopK = 6;
+    constexpr int kSamples = 2000;
     std::vector<RequestParams> batch;
-    for (uint64_t seed = 0; seed < 2000; ++seed) {
+    for (uint64_t seed = 0; seed < kSamples; ++seed) {
         RequestParams params = request(prompt, 2, 1.0f, 1000 + seed);
-        params.sampling.top_k = 6;
+        params.sampling.top_k = kTopK;
         batch.push_back(params);
     }
-    const EngineConfig config{.max_num_seqs = 256, .max_num_batched_tokens = 1024};
-    const EngineRun reference = run_batches(*target, config, {{batch}});
-    EngineConfig speculative_config = config;
-    speculative_config.speculative = speculation(SpeculativeMethod::DraftModel, 1);
-    const EngineRun speculative = run_batches(*target, speculative_config, {{batch}});
+    EngineConfig config{.max_num_seqs = 256, .max_num_batched_tokens = 1024};
+    config.speculative = speculation(SpeculativeMethod::DraftModel, 1);
+    const EngineRun speculative = run_batches(*target, config, {{batch}});
     const SpecDecodeStats& spec = speculative.stats.spec_decode;
-    EXPECT_EQ(spec.n_drafts, 2000) << "every second token should have been drafted";
+    EXPECT_EQ(spec.n_drafts, kSamples) << "every second token should have been drafted";
     EXPECT_LT(spec.n_accepted_tokens, spec.n_draft_tokens) << "no draft was rejected";
-    std::map<std::pair<TokenId, TokenId>, std::pair<double, double>> counts;
-    for (const auto& [id, c] : reference.results) {
-        ASSERT_EQ(c.tokens.size(), 2u);
-        counts[{c.tokens[0], c.tokens[1]}].first += 1.0;
-    }
+    EXPECT_TRUE(speculative.core->all_blocks_free());
+
+    const std::map<std::pair<TokenId, TokenId>, double> p =
+        two_token_distribution(*target, prompt, kTopK);
+    std::map<std::pair<TokenId, TokenId>, double> counts;
     for (const auto& [id, c] : speculative.results) {
         ASSERT_EQ(c.tokens.size(), 2u);
-        counts[{c.tokens[0], c.tokens[1]}].second += 1.0;
+        ASSERT_TRUE(p.contains({c.tokens[0], c.tokens[1]}))
+            << "a pair outside the target's top " << kTopK << " x " << kTopK;
+        counts[{c.tokens[0], c.tokens[1]}] += 1.0;
     }
-    std::vector<double> off;
-    std::vector<double> on;
-    for (const auto& [pair, count] : counts) {
-        off.push_back(count.first);
-        on.push_back(count.second);
+    std::vector<double> observed;
+    std::vector<double> expected;
+    for (const auto& [pair, probability] : p) {
+        observed.push_back(counts[pair]);
+        expected.push_back(probability * kSamples);
     }
-    const ChiSquare test = chi_square_two_samples(off, on);
+    const ChiSquare test = chi_square(observed, expected);
     EXPECT_GT(test.p_value, 0.01) << "chi-square " << test.statistic << " on "
                                   << test.degrees_of_freedom << " degrees of freedom";
-    EXPECT_GT(test.degrees_of_freedom, 3) << "too few categories to tell distributions apart";
-    EXPECT_TRUE(speculative.core->all_blocks_free());
+    EXPECT_GT(test.degrees_of_freedom, 5) << "too few categories to tell distributions apart";
 }
 
 // The second architecture, with its sliding-window KV group: the draft model
