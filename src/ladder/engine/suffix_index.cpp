@@ -49,7 +49,8 @@ void SuffixIndex::remove_node(int32_t node) {
     } else {
         parent.first_child = n.next_sibling;
     }
-    if (n.next_sibling != kNone) nodes_[static_cast<size_t>(n.next_sibling)].prev_sibling = n.prev_sibling;
+    if (n.next_sibling != kNone)
+        nodes_[static_cast<size_t>(n.next_sibling)].prev_sibling = n.prev_sibling;
     edges_.erase(edge_key(n.parent, n.token));
     free_nodes_.push_back(node);
     --n_live_nodes_;
@@ -93,8 +94,8 @@ void SuffixIndex::insert(std::span<const TokenId> tokens) {
     if (tokens.size() > fits) tokens = tokens.last(fits);
     sequences_.emplace_back(tokens.begin(), tokens.end());
     count_substrings(sequences_.back(), +1);
-    while (sequences_.size() > 1 &&
-           (static_cast<int32_t>(sequences_.size()) > max_sequences_ || n_live_nodes_ > max_nodes_)) {
+    while (sequences_.size() > 1 && (static_cast<int32_t>(sequences_.size()) > max_sequences_ ||
+                                     n_live_nodes_ > max_nodes_)) {
         forget_oldest();
     }
 }
@@ -113,12 +114,12 @@ SuffixProposal SuffixIndex::follow(int32_t node, int32_t n_matched, int32_t max_
     SuffixProposal proposal;
     proposal.n_matched = n_matched;
     double probability = 1.0;
-    for (int32_t depth = n_matched; depth < max_depth_ && proposal.tokens.size() <
-                                                              static_cast<size_t>(max_tokens);
-         ++depth) {
+    for (int32_t depth = n_matched;
+         depth < max_depth_ && proposal.tokens.size() < static_cast<size_t>(max_tokens); ++depth) {
         const Node& here = nodes_[static_cast<size_t>(node)];
         int32_t best = kNone;
-        for (int32_t c = here.first_child; c != kNone; c = nodes_[static_cast<size_t>(c)].next_sibling) {
+        for (int32_t c = here.first_child; c != kNone;
+             c = nodes_[static_cast<size_t>(c)].next_sibling) {
             const Node& candidate = nodes_[static_cast<size_t>(c)];
             // The most frequent continuation; the lower token id among equals,
             // so a proposal does not depend on the order of insertion.
@@ -153,16 +154,19 @@ SuffixProposal SuffixIndex::propose(std::span<const TokenId> context, int32_t ma
             hi = mid - 1;
         }
     }
-    // The longest match is the most specific evidence; a shorter one is
-    // asked only when it has no continuation (a stored sequence ended there).
+    // A longer match is more specific evidence, but leaves less of the
+    // index's depth to propose from (match plus proposal <= max_depth): of
+    // every match length, the proposal with the most tokens expected to be
+    // accepted wins (the longer match among equals).
+    SuffixProposal best;
     for (int32_t n = lo; n >= 1; --n) {
-        const auto limit = static_cast<int32_t>(
-            std::min<double>(max_tokens, std::floor(max_spec_factor * n)));
+        const auto limit =
+            static_cast<int32_t>(std::min<double>(max_tokens, std::floor(max_spec_factor * n)));
         if (limit <= 0) break;
         SuffixProposal proposal = follow(find(context, n), n, limit, min_probability);
-        if (!proposal.tokens.empty()) return proposal;
+        if (proposal.score > best.score) best = std::move(proposal);
     }
-    return {};
+    return best;
 }
 
 }  // namespace ladder::engine

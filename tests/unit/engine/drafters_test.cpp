@@ -70,10 +70,16 @@ TEST(SuffixIndex, stops_below_the_minimum_probability_and_at_the_bounds) {
     // max_spec_factor 1: no more tokens than were matched.
     const std::vector<TokenId> short_context = {3};
     EXPECT_EQ(index.propose(short_context, 8, 1.0, 0.0).tokens.size(), 1u);
-    // The depth bounds match plus proposal.
+    // The depth bounds match plus proposal: the full match "1 2 3" leaves
+    // room for one token, the match "3" for three, which are expected to
+    // bring more accepted tokens.
     SuffixIndex shallow(4, 100, 10000);
     shallow.insert(std::vector<TokenId>{1, 2, 3, 4, 5, 6});
-    EXPECT_EQ(shallow.propose(context, 8, 4.0, 0.0).tokens, (std::vector<TokenId>{4}));
+    const SuffixProposal deep = shallow.propose(context, 8, 4.0, 0.0);
+    EXPECT_EQ(deep.tokens, (std::vector<TokenId>{4, 5, 6}));
+    EXPECT_EQ(deep.n_matched, 1);
+    EXPECT_EQ(shallow.propose(context, 1, 4.0, 0.0).n_matched, 3)
+        << "the longer match among equals";
 }
 
 TEST(SuffixIndex, finds_nothing_it_was_not_given) {

@@ -209,23 +209,23 @@ protected:
 
 TEST_F(SpeculativeEngineTest, GreedyAloneEqualsSpeculationOff) {
     // Suffix drafts from earlier requests: the same request twice.
-    const RequestParams copy = request(encode(kCopyPrompt), 40, 0.0f);
+    const RequestParams copy = request(encode(kCopyPrompt), 28, 0.0f);
     compare({.max_num_seqs = 4}, {{copy}, {copy}}, {1, 2}, {});
 }
 
 TEST_F(SpeculativeEngineTest, MixedBatchEqualsSpeculationOff) {
     const std::vector<TokenId> copy = encode(kCopyPrompt);
-    RequestParams with_logprobs = request(encode("Count: one, two, three, four,"), 24, 0.0f);
+    RequestParams with_logprobs = request(encode("Count: one, two, three, four,"), 16, 0.0f);
     with_logprobs.logprobs = 3;
     with_logprobs.logit_bias = {{11, -2.0f}};
-    RequestParams penalized = request(copy, 30, 0.0f);
+    RequestParams penalized = request(copy, 20, 0.0f);
     penalized.sampling.repetition_penalty = 1.3f;
-    RequestParams stopped = request(copy, 40, 0.0f);
+    RequestParams stopped = request(copy, 24, 0.0f);
     stopped.stop = {"lemons"};
-    RequestParams sampled = request(copy, 30, 0.8f, 11);
+    RequestParams sampled = request(copy, 20, 0.8f, 11);
     sampled.sampling.top_p = 0.95f;
     sampled.sampling.top_k = 40;
-    const std::vector<RequestParams> batch = {request(copy, 36, 0.0f), with_logprobs, penalized,
+    const std::vector<RequestParams> batch = {request(copy, 24, 0.0f), with_logprobs, penalized,
                                               stopped, sampled};
     compare({.max_num_seqs = 8}, {batch, batch}, {1, 2, 3, 4, 6, 7, 8, 9}, {5, 10});
 }
@@ -249,14 +249,14 @@ TEST_F(SpeculativeEngineTest, PrefixCacheHitsEqualSpeculationOff) {
         EXPECT_GT(stats.n_prefix_hit_tokens, 0) << drafter.name << ": no prefix hit";
     };
     compare({.max_num_seqs = 4},
-            {{request(copy, 40, 0.0f)}, {request(longer, 40, 0.0f), request(copy, 40, 0.0f)}},
+            {{request(copy, 24, 0.0f)}, {request(longer, 24, 0.0f), request(copy, 24, 0.0f)}},
             {1, 2, 3}, {});
 }
 
 TEST_F(SpeculativeEngineTest, SeededSamplingEqualsSpeculationOff) {
     std::vector<RequestParams> batch;
     for (uint64_t seed = 0; seed < 4; ++seed) {
-        RequestParams params = request(encode(kCopyPrompt), 40, 0.7f, seed);
+        RequestParams params = request(encode(kCopyPrompt), 28, 0.7f, seed);
         params.sampling.top_k = 20;
         params.sampling.min_p = 0.05f;
         batch.push_back(params);
