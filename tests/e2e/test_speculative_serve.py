@@ -4,10 +4,11 @@ adding up (accepted <= drafted, per-position counts never rising with the
 position)."""
 
 import json
+import subprocess
 import time
 
 import http_raw
-from ladder_server import start_server
+from ladder_server import ladder_bin, start_server
 
 COPY_PROMPT = ("Repeat this list exactly: apples, pears, plums, cherries, lemons, figs, dates. "
                "Repeat this list exactly: apples, pears, plums, cherries, lemons, figs, dates. "
@@ -22,7 +23,7 @@ def complete(server):
     return body["choices"][0]["text"]
 
 
-def test_speculative_serve_answers_the_same_and_counts_its_drafts():
+def test_speculative_serve_answers_the_same_and_counts_its_drafts(tmp_path):
     plain = start_server()
     try:
         expected = complete(plain)
@@ -49,5 +50,29 @@ def test_speculative_serve_answers_the_same_and_counts_its_drafts():
                         for i in range(4)]
         assert sum(per_position) == accepted
         assert all(a >= b for a, b in zip(per_position, per_position[1:])), per_position
+        check_bench_reports_the_drafts(server, tmp_path, values)
     finally:
         assert server.stop() == 0
+
+
+def check_bench_reports_the_drafts(server, tmp_path, before):
+    """`ladder bench` prints vLLM's Speculative Decoding block and writes its
+    figures to the JSON, from the server's counters over the run."""
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text(json.dumps({"prompt": COPY_PROMPT, "max_tokens": 24}) + "\n")
+    out = tmp_path / "out.json"
+    done = subprocess.run([ladder_bin(), "bench", "--base-url", server.base_url, "--no-progress",
+                           "--api-key", server.api_key, "--dataset", "jsonl", str(prompts),
+                           "--num-prompts", "1", "--json", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Speculative Decoding" in done.stdout and "Acceptance rate (%):" in done.stdout, done.stdout
+    report = json.loads(out.read_text())
+    after = http_raw.metrics(server)
+    grown = http_raw.metric(after, SPEC + "num_accepted_tokens_total") - \
+        http_raw.metric(before, SPEC + "num_accepted_tokens_total")
+    assert 0 < report["spec_decode_accepted_tokens"] <= grown
+    assert report["spec_decode_accepted_tokens"] <= report["spec_decode_draft_tokens"]
+    assert 0 < report["spec_decode_acceptance_rate"] <= 100
+    assert report["spec_decode_acceptance_length"] >= 1
+    assert len(report["spec_decode_per_position_acceptance_rates"]) == 4
