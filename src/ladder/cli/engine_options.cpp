@@ -10,6 +10,7 @@
 
 #include "ladder/cli/chat_template_options.h"
 #include "ladder/cli/commands.h"
+#include "ladder/cli/speculative_options.h"
 #include "ladder/engine/cache_directory.h"
 #include "ladder/engine/model_identity.h"
 #include "ladder/util/error.h"
@@ -48,6 +49,7 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
         .add_option("--kv-disk-cache-size", options.kv_disk_cache_size,
                     "byte limit of the disk tier, oldest blocks out first")
         ->default_val(options.kv_disk_cache_size);
+    add_speculative_option(command, options.speculative_config);
 }
 
 engine::EngineConfig engine_config(const EngineOptions& options,
@@ -69,6 +71,7 @@ engine::EngineConfig engine_config(const EngineOptions& options,
         const engine::CacheDirectory dir(config.kv_disk_cache_dir, "--kv-disk-cache");
         config.model_key = engine::cached_model_identity(*bundle.file, dir);
     }
+    config.speculative = parse_speculative_config(options.speculative_config);
     return config;
 }
 

@@ -27,6 +27,7 @@ struct EngineOptions {
     std::string kv_disk_cache;  // directory; empty: no disk tier
     std::string kv_disk_cache_size = "10GiB";
     model::AttentionPath attention = model::kDefaultAttentionPath;
+    std::string speculative_config;  // JSON; empty: off
 };
 
 void add_engine_options(CLI::App& command, EngineOptions& options);

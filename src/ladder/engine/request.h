@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "ladder/engine/sampling_params.h"
 #include "ladder/engine/stop_matcher.h"
+#include "ladder/engine/token_constraint.h"
 #include "ladder/tokenizer/vocabulary.h"
 #include "ladder/util/shared_value.h"
 
@@ -53,6 +56,9 @@ struct RequestParams {
     // cache). The server puts the caller's tenant and vLLM's `cache_salt`
     // here, so one tenant's prompts never count as another's cache hits.
     std::string cache_salt;
+    // Builds the restriction on every next token (a grammar); empty: none.
+    // Each choice of a request builds its own.
+    std::function<std::unique_ptr<TokenConstraint>()> make_constraint;
 };
 
 // Error: something failed while the engine handled this request (a failed
