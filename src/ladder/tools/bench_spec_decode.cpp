@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <string>
 
 namespace ladder::tools {
 
@@ -76,11 +77,23 @@ std::optional<engine::SpecDecodeStats> parse_spec_decode_metrics(std::string_vie
 std::optional<engine::SpecDecodeStats> fetch_spec_decode_metrics(const BaseUrl& url,
                                                                  const std::string& api_key,
                                                                  double timeout_s) {
-    httplib::Client client = open_client(url, timeout_s);
-    const httplib::Result response = client.Get(url.path_prefix + "/metrics",
-                                                request_headers(api_key));
-    if (!response || response->status != 200) return std::nullopt;
-    return parse_spec_decode_metrics(response->body);
+    HttpRequestSpec request;
+    request.path = url.path_prefix + "/metrics";
+    request.api_key = api_key;
+    int status = 0;
+    std::string body;
+    try {
+        send_http_request(
+            url, request, timeout_s, [&](const HttpResponseHead& head) { status = head.status; },
+            [&](std::string_view data) {
+                body.append(data);
+                return true;
+            });
+    } catch (const HttpClientError&) {
+        return std::nullopt;
+    }
+    if (status != 200) return std::nullopt;
+    return parse_spec_decode_metrics(body);
 }
 
 }  // namespace ladder::tools

@@ -217,11 +217,11 @@ TEST_F(SpeculativeEngineTest, MixedBatchEqualsSpeculationOff) {
     const std::vector<TokenId> copy = encode(kCopyPrompt);
     RequestParams with_logprobs = request(encode("Count: one, two, three, four,"), 16, 0.0f);
     with_logprobs.logprobs = 3;
-    with_logprobs.logit_bias = {{11, -2.0f}};
+    with_logprobs.logit_bias = LogitBias{{11, -2.0f}};
     RequestParams penalized = request(copy, 20, 0.0f);
     penalized.sampling.repetition_penalty = 1.3f;
     RequestParams stopped = request(copy, 24, 0.0f);
-    stopped.stop = {"lemons"};
+    stopped.stop = StopStrings({"lemons"});
     RequestParams sampled = request(copy, 20, 0.8f, 11);
     sampled.sampling.top_p = 0.95f;
     sampled.sampling.top_k = 40;

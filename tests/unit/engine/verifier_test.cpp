@@ -32,8 +32,7 @@ std::unique_ptr<Sequence> make_sequence(SamplingParams sampling, std::vector<Tok
     RequestParams params;
     params.prompt = std::move(prompt);
     params.sampling = sampling;
-    return std::make_unique<Sequence>(RequestId{1}, std::move(params), 100, 16, tiny_tokenizer(),
-                                      [](RequestOutput&&) {});
+    return std::make_unique<Sequence>(RequestId{1}, std::move(params), 100, 16, tiny_tokenizer());
 }
 
 // A row whose softmax is the given probabilities on the first tokens.
@@ -194,8 +193,7 @@ TEST(Verifier, the_constraint_masks_every_drafted_position) {
     params.prompt = {5, 6, 7};
     params.sampling = greedy();
     params.make_constraint = [&accepted] { return std::make_unique<EvenTokens>(&accepted); };
-    Sequence sequence(RequestId{1}, std::move(params), 100, 16, tiny_tokenizer(),
-                      [](RequestOutput&&) {});
+    Sequence sequence(RequestId{1}, std::move(params), 100, 16, tiny_tokenizer());
     // The model prefers 10, then 13 (odd: masked, so 12 is the best allowed).
     std::vector<float> second = argmax_row(13);
     second[12] = 4.0f;
