@@ -11,8 +11,8 @@ JOBS ?= $(shell nproc)
 LADDER := $(BUILD_DIR)/bin/ladder
 PYTHON := .venv/bin/python
 
-.PHONY: all deps build build-asan build-tsan build-fuzz model model-gemma3 run test test-unit \
-	test-asan test-tsan fuzz test-python test-avx2-path test-scalar-path test-soak clean
+.PHONY: all deps build build-asan build-tsan build-fuzz model model-gemma3 model-draft-pair run test \
+	test-unit test-asan test-tsan fuzz test-python test-avx2-path test-scalar-path test-soak clean
 
 all: build
 
@@ -50,15 +50,24 @@ model: deps
 model-gemma3: deps
 	@scripts/fetch_model.sh gemma3
 
+# The draft-model pair of the speculative decoding tests and benchmarks: a
+# Q8_0 copy of SmolLM2 as the target (written by the build's own GGUF writer
+# and reference quantizers, never committed); the Q4_1 file drafts for it.
+DRAFT_PAIR_TARGET := $(BUILD_DIR)/fixtures/SmolLM2-135M-Instruct.Q8_0.gguf
+model-draft-pair: build model
+	@test -f $(DRAFT_PAIR_TARGET) || { mkdir -p $(dir $(DRAFT_PAIR_TARGET)) && \
+		$(BUILD_DIR)/bin/make_target_copy models/SmolLM2-135M-Instruct.Q4_1.gguf \
+			$(DRAFT_PAIR_TARGET).tmp Q8_0 && mv $(DRAFT_PAIR_TARGET).tmp $(DRAFT_PAIR_TARGET); }
+
 # An OpenAI-compatible server on http://127.0.0.1:8080 (README, "Serving");
 # Ctrl-C drains and stops it.
 run: build model
 	$(LADDER) serve
 
-test: build model model-gemma3 test-unit test-asan test-tsan fuzz test-python test-avx2-path \
-	test-scalar-path test-soak
+test: build model model-gemma3 model-draft-pair test-unit test-asan test-tsan fuzz test-python \
+	test-avx2-path test-scalar-path test-soak
 
-test-unit: build
+test-unit: build model-draft-pair
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: build-asan

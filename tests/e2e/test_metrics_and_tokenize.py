@@ -51,7 +51,10 @@ def test_metrics_count_one_request_exactly(server):
     deadline = time.monotonic() + 5
     while True:
         after = http_raw.metrics(server)
-        if finished(after, "length") > finished(before, "length"):
+        # The engine's counters are published after the step that sent the
+        # last output: wait for that too (no request running).
+        if (finished(after, "length") > finished(before, "length")
+                and http_raw.metric(after, "ladder:num_requests_running") == 0):
             break
         assert time.monotonic() < deadline, "request_success_total did not count the request"
         time.sleep(0.05)

@@ -85,7 +85,10 @@ const DTypeBlocks kGemmTypes[] = {{DType::Q4_1, tensor::kQK},
                                   {DType::Q8_0, tensor::kQK},
                                   {DType::Q5_0, tensor::kQK},
                                   {DType::Q4_K, tensor::kQKK},
-                                  {DType::Q6_K, tensor::kQKK}};
+                                  {DType::Q6_K, tensor::kQKK},
+                                  // F16 in chunks of 8, and rows with a tail.
+                                  {DType::F16, 8},
+                                  {DType::F16, 4}};
 
 TEST(Gemm, simd_paths_have_multi_row_kernels_for_the_smollm2_types) {
     for (const Isa isa : simd_isas()) {

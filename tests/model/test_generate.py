@@ -138,7 +138,7 @@ def test_disk_tier_serves_the_block_after_a_restart(ladder_bin, default_model, t
     lines = support_bot_lines(2)
     first, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[:1],
                                 "--kv-disk-cache", str(disk))
-    files = sorted(disk.glob("*.kvb"))
+    files = sorted(disk.glob("*.kvb"))  # beside them: checksum.key, model-identities
     assert len(files) == 188  # every full block of the 3,008-token prompt
     # A new process (a restart): the block comes from disk, the answer is unchanged.
     second, stderr = generate_summary(ladder_bin, default_model, tmp_path, lines[1:],

@@ -12,6 +12,7 @@
 
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
+#include "ladder/cli/speculative_options.h"
 #include "ladder/engine/batch_runner.h"
 #include "ladder/engine/model_bundle.h"
 #include "ladder/server/openai_request.h"
@@ -205,6 +206,9 @@ void print_summary(const std::vector<engine::BatchResult>& results, double secon
                  static_cast<long long>(kv_peak.n_kv_tokens),
                  static_cast<long long>(stats.n_prefix_hit_tokens),
                  static_cast<long long>(stats.n_prefix_queried_tokens));
+    if (!stats.spec_decode.n_accepted_per_position.empty()) {
+        std::fprintf(stderr, "generate: %s\n", speculative_stats_line(stats.spec_decode).c_str());
+    }
 }
 
 void run_generate(const GenerateOptions& options) {
@@ -219,6 +223,9 @@ void run_generate(const GenerateOptions& options) {
     std::vector<engine::RequestParams> requests =
         parse_requests(read_lines(options.input_path), bundle, core, inputs);
     std::fprintf(stderr, "%s\n", kv_cache_summary(core.kv_plan()).c_str());
+    if (const engine::Speculator* speculator = core.speculator()) {
+        std::fprintf(stderr, "%s\n", speculative_summary(speculator->config()).c_str());
+    }
 
     ProgressBar bar(options.progress);
     const double start = util::now_seconds();

@@ -14,6 +14,7 @@
 
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
+#include "ladder/cli/speculative_options.h"
 #include "ladder/server/serve.h"
 
 namespace ladder::cli {
@@ -77,11 +78,16 @@ void run_serve(const ServeFlags& flags) {
                     ? fmt::format("up to {} connections (open-files limit {})",
                                   listening.max_connections, listening.open_files_limit)
                     : fmt::format("up to {} connections", listening.max_connections);
+            const std::string speculative =
+                options.engine.speculative
+                    ? ", " + speculative_summary(*options.engine.speculative)
+                    : std::string();
             std::printf(
-                "ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d, %s%s\n",
+                "ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s, "
+                "%s%s\n",
                 options.server.host.c_str(), listening.port,
                 options.server.served_model_name.c_str(), kv_cache_summary(plan).c_str(),
-                plan.max_model_len, connections.c_str(),
+                plan.max_model_len, speculative.c_str(), connections.c_str(),
                 options.server.api_keys.empty() ? "" : ", API key required");
             std::fflush(stdout);
         });

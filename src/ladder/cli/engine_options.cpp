@@ -10,6 +10,7 @@
 
 #include "ladder/cli/chat_template_options.h"
 #include "ladder/cli/commands.h"
+#include "ladder/cli/speculative_options.h"
 #include "ladder/engine/cache_directory.h"
 #include "ladder/engine/model_identity.h"
 #include "ladder/util/error.h"
@@ -64,6 +65,7 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
                     "gets a 400")
         ->default_val(options.grammar_compile_timeout)
         ->check(CLI::Range(0.001, 3600.0));
+    add_speculative_option(command, options.speculative_config);
 }
 
 void configure_bundle(const EngineOptions& options, engine::ModelBundle& bundle) {
@@ -93,6 +95,7 @@ engine::EngineConfig engine_config(const EngineOptions& options,
         const engine::CacheDirectory dir(config.kv_disk_cache_dir, "--kv-disk-cache");
         config.model_key = engine::cached_model_identity(*bundle.file, dir);
     }
+    config.speculative = parse_speculative_config(options.speculative_config);
     return config;
 }
 

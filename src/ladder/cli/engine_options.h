@@ -30,6 +30,7 @@ struct EngineOptions {
     std::string reasoning_parser;           // empty: picked from the chat template
     double grammar_compile_timeout = 10.0;  // seconds
     model::AttentionPath attention = model::kDefaultAttentionPath;
+    std::string speculative_config;  // JSON; empty: off
 };
 
 void add_engine_options(CLI::App& command, EngineOptions& options);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ladder/engine/speculative_config.h"
+
 namespace ladder::model {
 class Model;
 }
@@ -32,6 +34,8 @@ struct EngineConfig {
     // sequence's KV grows with the full-attention layers only. Off when the
     // disk tier is on (its files hold every layer of a block).
     bool window_kv_group = true;
+    // Speculative decoding (--speculative-config); unset: off.
+    std::optional<SpeculativeConfig> speculative;
 };
 
 // The KV cache the engine will allocate, after defaults are resolved.

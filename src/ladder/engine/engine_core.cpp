@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ladder/engine/marker_tokens.h"
+#include "ladder/engine/verifier.h"
 #include "ladder/util/check.h"
 #include "ladder/util/error.h"
 #include "ladder/util/timer.h"
@@ -73,6 +74,10 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
             config.max_num_batched_tokens, config.max_num_seqs);
     }
     if (window_pool_) scheduler_.set_window_group(window_pool_.get(), plan_.window);
+    if (config.speculative) {
+        speculator_ = make_speculator(*config.speculative, model, tokenizer, pool, plan_,
+                                      config.max_num_batched_tokens);
+    }
     if (disk_cache_) {
         scheduler_.set_missing_block_loader(
             [this](const kv::BlockHash& hash, std::span<const TokenId> tokens) {
@@ -216,10 +221,14 @@ void EngineCore::step() {
 
 void EngineCore::run_step() {
     const double start = util::now_seconds();
+    if (speculator_) speculator_->propose(scheduler_.running());
     const Schedule& schedule = scheduler_.schedule();
     for (Sequence* sequence : schedule.admitted) {
         if (sequence->timings.first_scheduled == 0.0) sequence->timings.first_scheduled = start;
+        // Blocks found in the prefix cache are cached already.
+        sequence->n_blocks_offered = sequence->n_computed / plan_.block_size;
     }
+    for (Sequence* sequence : schedule.preempted) forget_kv(*sequence);
     stats_.n_preemptions += static_cast<int64_t>(schedule.preempted.size());
     LADDER_CHECK(!schedule.chunks.empty(), "a step with work scheduled nothing");
 
@@ -231,29 +240,28 @@ void EngineCore::run_step() {
     model_.forward(batch_, kv_storage_, pool_,
                    std::span<float>(logits_.data(), batch_.logit_rows.size() * vocab));
     const double forward_end = util::now_seconds();
-
-    for (const ScheduledChunk& chunk : schedule.chunks) {
-        const int32_t before = chunk.sequence->n_computed;
-        chunk.sequence->n_computed += chunk.n_tokens;
-        if (prefix_caching_) cache_full_blocks(*chunk.sequence, before);
-        if (window_pool_) release_passed_window_blocks(*chunk.sequence);
-    }
     sample_ready();
     const double sampling_end = util::now_seconds();
 
+    for (const ScheduledChunk& chunk : schedule.chunks) commit_computed(chunk);
     finished_.clear();
     finished_.reserve(sampled_.size());  // no allocation below, where a failure is one sequence's
     for (Sampled& s : sampled_) {
         Sequence& sequence = *s.sequence;
         try {
             if (s.failure) std::rethrow_exception(s.failure);
-            TokenLogprob* logprob = sequence.params.logprobs ? &s.logprob : nullptr;
-            if (emit_token(sequence, s.token, logprob, s.constraint_ended, sampling_end))
-                finished_.push_back(&sequence);
+            if (emit_new_tokens(sequence, sampling_end)) finished_.push_back(&sequence);
         } catch (const std::exception& error) {
             if (!sequence.finished) fail(sequence, error.what());
             finished_.push_back(&sequence);
         }
+    }
+    for (const ScheduledChunk& chunk : schedule.chunks) {
+        Sequence& sequence = *chunk.sequence;
+        sequence.draft.clear();
+        if (sequence.timings.finished != 0.0) continue;
+        if (prefix_caching_) cache_full_blocks(sequence);
+        if (window_pool_) release_passed_window_blocks(sequence);
     }
     for (Sequence* sequence : finished_) sequences_.erase(sequence->id);
 
@@ -262,6 +270,7 @@ void EngineCore::run_step() {
     stats_.last_step_sequences = static_cast<int32_t>(schedule.chunks.size());
     stats_.last_forward_seconds = forward_end - forward_start;
     stats_.last_sampling_seconds = sampling_end - forward_end;
+    if (speculator_) speculator_->observe_step(batch_shape(), sampling_end - forward_start);
     refresh_stats();
     stats_.last_step_seconds = util::now_seconds() - start;
     stats_.last_overhead_seconds =
@@ -278,72 +287,120 @@ void EngineCore::build_batch(const Schedule& schedule) {
         Sequence& sequence = *chunk.sequence;
         const int32_t first_row = batch_.n_tokens();
         const int32_t end = sequence.n_computed + chunk.n_tokens;
+        const int32_t first_draft = end - chunk.n_draft;
         for (int32_t position = sequence.n_computed; position < end; ++position) {
-            batch_.tokens.push_back(sequence.tokens[static_cast<size_t>(position)]);
+            batch_.tokens.push_back(
+                position < first_draft
+                    ? sequence.tokens[static_cast<size_t>(position)]
+                    : sequence.draft.tokens[static_cast<size_t>(position - first_draft)]);
             batch_.positions.push_back(position);
             batch_.slots.push_back(sequence.blocks.slot(position));
             if (window_pool_) batch_.window_slots.push_back(sequence.window_blocks.slot(position));
         }
         batch_.sequences.push_back({first_row, chunk.n_tokens, end, sequence.blocks.blocks(),
                                     sequence.window_blocks.blocks()});
-        // Only a sequence whose every token is now computed samples a new one;
-        // a prompt chunk short of the end needs no logits.
-        if (end == sequence.n_tokens()) {
-            sampled_.push_back(
-                {&sequence, static_cast<int32_t>(batch_.logit_rows.size()), 0, {}, nullptr, false});
-            batch_.logit_rows.push_back(first_row + chunk.n_tokens - 1);
+        // Only a sequence whose every token is now computed samples a new one
+        // (a prompt chunk short of the end needs no logits). Its last token's
+        // row and each drafted token's row predict the next position.
+        if (first_draft == sequence.n_tokens()) {
+            const int32_t n_rows = chunk.n_draft + 1;
+            sampled_.push_back({&sequence, static_cast<int32_t>(batch_.logit_rows.size()), n_rows,
+                                nullptr});
+            for (int32_t row = first_draft - 1; row < end; ++row) {
+                batch_.logit_rows.push_back(first_row + (row - sequence.n_computed));
+            }
         }
     }
 }
 
+StepShape EngineCore::batch_shape() const {
+    StepShape shape;
+    shape.n_rows = batch_.n_tokens();
+    for (const int32_t position : batch_.positions) shape.n_context += position + 1;
+    return shape;
+}
+
 void EngineCore::sample_ready() {
-    // Each sequence has its own sampler and random stream, so sampling them in
-    // parallel gives the same tokens as one by one.
+    const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
+    // Each sequence has its own sampler, whose draws depend on its seed and
+    // the position alone, so sampling them in parallel gives the same tokens
+    // as one by one.
     // A task must not throw (the pool has nowhere to send it): a failure is
-    // kept for the emit loop, which ends just that sequence.
+    // kept for the emit loop, which ends just that sequence. Its drafts count
+    // as rejected and its tokens are left as they were.
     pool_.parallel_for(static_cast<int64_t>(sampled_.size()), [&](int64_t i) {
         Sampled& s = sampled_[static_cast<size_t>(i)];
+        Sequence& sequence = *s.sequence;
+        const size_t n_tokens_before = sequence.tokens.size();
         try {
-            sample_one(s);
+            const size_t first = static_cast<size_t>(s.first_logit_row) * vocab;
+            verify_step(sequence,
+                        std::span<float>(logits_.data() + first,
+                                         static_cast<size_t>(s.n_rows) * vocab),
+                        vocab);
         } catch (...) {
             s.failure = std::current_exception();
+            sequence.tokens.resize(n_tokens_before);
+            sequence.new_tokens.clear();
+            sequence.new_logprobs.clear();
+            sequence.n_accepted_drafts = 0;
+            sequence.constraint_refused = false;
         }
     });
 }
 
-void EngineCore::sample_one(Sampled& s) {
-    const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
-    Sequence& sequence = *s.sequence;
-    std::span<float> row(logits_.data() + static_cast<size_t>(s.logit_row) * vocab, vocab);
-    // Log-probabilities are the model's own, before bias and penalties,
-    // which sample() applies to row in place: they read a copy.
-    const bool want_logprobs = sequence.params.logprobs.has_value();
-    if (want_logprobs) sequence.raw_logits.assign(row.begin(), row.end());
-    // The grammar's mask first, then the bias, then the sampler chain.
-    if (sequence.constraint) sequence.constraint->apply_mask(row);
-    for (const auto& [id, bias] : *sequence.params.logit_bias) row[static_cast<size_t>(id)] += bias;
-    // The penalties see the prompt too, as in llama.cpp and vLLM.
-    s.token = sequence.sampler.sample(row, sequence.tokens);
-    // A token the grammar refuses (possible only when it allowed none) ends it.
-    s.constraint_ended = sequence.constraint &&
-                         (!sequence.constraint->accept(s.token) || sequence.constraint->is_terminated());
-    if (want_logprobs) {
-        s.logprob.id = s.token;
-        s.logprob.logprob = logprob_of(sequence.raw_logits, s.token);
-        s.logprob.top = top_logprobs(sequence.raw_logits, *sequence.params.logprobs);
+void EngineCore::commit_computed(const ScheduledChunk& chunk) {
+    Sequence& sequence = *chunk.sequence;
+    // Of the drafted rows only the accepted ones hold this sequence's KV.
+    const bool sampled = sequence.n_computed + chunk.n_tokens - chunk.n_draft == sequence.n_tokens();
+    const int32_t n_rejected = sampled ? chunk.n_draft - sequence.n_accepted_drafts : 0;
+    sequence.n_computed += chunk.n_tokens - n_rejected;
+    if (n_rejected > 0) {
+        // Their blocks go back; a block partly filled with rejected rows is
+        // rewritten by the right tokens before it can fill and be cached.
+        sequence.blocks.shrink_to(sequence.n_computed, block_pool_);
+        if (window_pool_) sequence.window_blocks.shrink_to(sequence.n_computed, *window_pool_);
     }
+    if (speculator_ && sampled) speculator_->verified(sequence, sequence.n_tokens());
 }
 
-void EngineCore::cache_full_blocks(Sequence& sequence, int32_t n_computed_before) {
+bool EngineCore::emit_new_tokens(Sequence& sequence, double now) {
+    for (size_t i = 0; i < sequence.new_tokens.size(); ++i) {
+        TokenLogprob* logprob = sequence.params.logprobs ? &sequence.new_logprobs[i] : nullptr;
+        // A grammar ends by accepting its stop token: the last new one.
+        const bool constraint_ended = i + 1 == sequence.new_tokens.size() && sequence.constraint &&
+                                      sequence.constraint->is_terminated();
+        if (emit_token(sequence, sequence.new_tokens[i], logprob, constraint_ended, now)) {
+            return true;
+        }
+    }
+    if (!sequence.constraint_refused) return false;
+    // The constraint allowed nothing it was offered: nothing more can follow.
+    RequestOutput output = make_output(sequence, now);
+    StopMatcher::Result rest = sequence.stop_matcher.push(sequence.detokenizer.flush());
+    output.text = rest.text;
+    if (!rest.stopped) output.text += sequence.stop_matcher.flush();
+    finish(sequence, output, FinishReason::Stop, now);
+    ++stats_.n_finished;
+    return true;
+}
+
+void EngineCore::forget_kv(Sequence& sequence) {
+    sequence.n_blocks_offered = 0;
+    if (speculator_) speculator_->released(sequence, false);
+}
+
+void EngineCore::cache_full_blocks(Sequence& sequence) {
     const int32_t block_size = plan_.block_size;
     const int32_t end = std::min(sequence.n_computed / block_size,
                                  static_cast<int32_t>(sequence.block_hashes.size()));
-    for (int32_t index = n_computed_before / block_size; index < end; ++index) {
+    for (int32_t index = sequence.n_blocks_offered; index < end; ++index) {
         const std::span<const TokenId> tokens = sequence.block_tokens(static_cast<size_t>(index));
         const kv::BlockId block = sequence.blocks.blocks()[static_cast<size_t>(index)];
         const kv::BlockHash& hash = sequence.block_hashes[static_cast<size_t>(index)];
         // The window group's copy of the block too: a later prompt needs both.
-        if (window_pool_) {
+        if (window_pool_ && sequence.window_blocks.blocks()[static_cast<size_t>(index)] !=
+                                kv::kReleased) {
             window_pool_->cache_block(sequence.window_blocks.blocks()[static_cast<size_t>(index)],
                                       hash, tokens);
         }
@@ -352,6 +409,7 @@ void EngineCore::cache_full_blocks(Sequence& sequence, int32_t n_computed_before
             disk_cache_->store(hash, tokens, kv_storage_, block);
         }
     }
+    sequence.n_blocks_offered = std::max(sequence.n_blocks_offered, end);
 }
 
 void EngineCore::release_passed_window_blocks(Sequence& sequence) {
@@ -400,6 +458,9 @@ bool EngineCore::emit_token(Sequence& sequence, TokenId token, TokenLogprob* log
         stop_string_found = released.stopped;
         if (stop_string_found) reason = FinishReason::Stop;
     }
+    // A grammar that has ended ends the request; its last token is text.
+    if (!reason && sequence.constraint && sequence.constraint->is_terminated())
+        reason = FinishReason::Stop;
     if (!reason && sequence.n_generated() >= sequence.max_tokens) reason = FinishReason::Length;
     if (!reason) {
         sequence.sink(std::move(output));
@@ -427,6 +488,9 @@ std::string EngineCore::detokenize(Sequence& sequence, TokenId token) {
 
 void EngineCore::finish(Sequence& sequence, RequestOutput& output, FinishReason reason,
                         double now) {
+    // The blocks it filled this step are offered before they are freed.
+    if (prefix_caching_) cache_full_blocks(sequence);
+    if (speculator_) speculator_->released(sequence, true);
     scheduler_.remove(&sequence);
     sequence.finished = true;
     sequence.timings.finished = now;
@@ -483,6 +547,7 @@ void EngineCore::refresh_stats() {
     }
     stats_.n_prefix_queried_tokens = scheduler_.n_prefix_queried_tokens();
     stats_.n_prefix_hit_tokens = scheduler_.n_prefix_hit_tokens();
+    if (speculator_) stats_.spec_decode = speculator_->stats();
     if (disk_cache_) {
         const DiskKvCacheStats disk = disk_cache_->stats();
         stats_.n_disk_blocks_loaded = disk.n_loaded;

@@ -17,6 +17,7 @@
 #include "ladder/engine/request.h"
 #include "ladder/engine/scheduler.h"
 #include "ladder/engine/sequence.h"
+#include "ladder/engine/speculator.h"
 #include "ladder/kv/block_pool.h"
 #include "ladder/model/batch.h"
 #include "ladder/model/kv_cache_storage.h"
@@ -54,6 +55,8 @@ struct EngineStats {
     double last_step_seconds = 0.0;
     double last_forward_seconds = 0.0;
     double last_sampling_seconds = 0.0;
+    // Speculative decoding's counters (all zero with it off).
+    SpecDecodeStats spec_decode;
     // Scheduling, batch building and outputs: the step minus forward and sampling.
     double last_overhead_seconds = 0.0;
     // The same, summed over all steps.
@@ -97,17 +100,33 @@ public:
     }
     // Null without a disk tier.
     const DiskKvCache* disk_cache() const { return disk_cache_.get(); }
+    // Null with speculative decoding off.
+    const Speculator* speculator() const { return speculator_.get(); }
+    // Every cached block of the prefix cache with the tokens it holds and its
+    // K/V storage (tests check that no cached block holds a rejected draft).
+    const kv::BlockPool& block_pool() const { return block_pool_; }
+    const model::KvCacheStorage& kv_storage() const { return kv_storage_; }
 
 private:
     void run_step();
     void build_batch(const Schedule& schedule);
-    // Samples a token for every sequence whose computed caught up with its total.
+    StepShape batch_shape() const;
+    // Samples the next tokens of every sequence whose computed caught up with
+    // its total: its drafts verified, then one of the target's own.
     void sample_ready();
+    // Counts a chunk's rows as computed, but for rejected drafts, whose KV
+    // blocks go back to the pool.
+    void commit_computed(const ScheduledChunk& chunk);
+    // Emits the step's new tokens of a sequence one by one until one ends it.
+    // Returns true when the sequence finished.
+    bool emit_new_tokens(Sequence& sequence, double now);
     // Appends the sampled token, applies stop rules, emits the output.
     // Returns true when the sequence finished.
     // constraint_ended: the sequence's grammar ended with this token.
     bool emit_token(Sequence& sequence, TokenId token, TokenLogprob* logprob, bool constraint_ended,
                     double now);
+    // A preempted sequence lost its KV: nothing it had is cached or drafted.
+    void forget_kv(Sequence& sequence);
     void finish(Sequence& sequence, RequestOutput& output, FinishReason reason, double now);
     // Ends a sequence with FinishReason::Error.
     void fail(Sequence& sequence, std::string_view what);
@@ -116,8 +135,8 @@ private:
     std::string detokenize(Sequence& sequence, TokenId token);
     RequestOutput make_output(const Sequence& sequence, double now) const;
     void refresh_stats();
-    // Offers the blocks this step filled to the prefix cache.
-    void cache_full_blocks(Sequence& sequence, int32_t n_computed_before);
+    // Offers the full computed blocks not offered yet to the prefix cache.
+    void cache_full_blocks(Sequence& sequence);
     // Gives back the sliding-window blocks no future token can see.
     void release_passed_window_blocks(Sequence& sequence);
     std::optional<kv::BlockId> load_from_disk(const kv::BlockHash& hash,
@@ -142,6 +161,7 @@ private:
     // salted blocks on disk are found again after a restart; random otherwise.
     KeyedHash salt_hash_;
     std::vector<TokenId> markers_;             // control tokens output as their text
+    std::unique_ptr<Speculator> speculator_;  // null without --speculative-config
     std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
     EngineStats stats_;
 
@@ -150,13 +170,10 @@ private:
     std::vector<float> logits_;
     struct Sampled {
         Sequence* sequence;
-        int32_t logit_row;
-        TokenId token;
-        TokenLogprob logprob;
-        std::exception_ptr failure;  // sampling this sequence threw
-        bool constraint_ended = false;
+        int32_t first_logit_row;
+        int32_t n_rows;              // its drafts + 1
+        std::exception_ptr failure;  // verifying this sequence threw
     };
-    void sample_one(Sampled& sampled);
     std::vector<Sampled> sampled_;
     std::vector<Sequence*> finished_;
 };

@@ -21,7 +21,7 @@ GenerationStats generate(Session& session, Sampler& sampler, const tokenizer::To
     stats.finish_reason = FinishReason::Length;
     for (int32_t i = 0; i < request.max_new_tokens; ++i) {
         working.assign(logits.begin(), logits.end());
-        const int32_t token = sampler.sample(working, session.tokens());
+        const int32_t token = sampler.sample(working, session.tokens(), session.n_tokens());
         if (i == 0) {
             first_token_time = util::now_seconds();
             stats.time_to_first_token = first_token_time - start;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "ladder/util/check.h"
 
@@ -63,12 +64,10 @@ uint64_t seed_of(const SamplingParams& params) {
 
 }  // namespace
 
-Sampler::Sampler(const SamplingParams& params) : params_(params) {
+Sampler::Sampler(const SamplingParams& params) : params_(params), seed_(0) {
     validate(params_);
-    rng_.seed(seed_of(params_));
+    seed_ = seed_of(params_);
 }
-
-double Sampler::next_uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
 void Sampler::apply_penalties(std::span<float> logits, std::span<const TokenId> history) {
     const bool neutral = params_.repetition_penalty == 1.0f && params_.frequency_penalty == 0.0f &&
@@ -97,7 +96,8 @@ void Sampler::apply_penalties(std::span<float> logits, std::span<const TokenId> 
     }
 }
 
-TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> history) {
+std::optional<TokenId> Sampler::shape(std::span<float> logits,
+                                      std::span<const TokenId> history) {
     LADDER_CHECK(!logits.empty(), "sampling from an empty vocabulary");
     apply_penalties(logits, history);
     if (params_.temperature == 0.0f) return argmax(logits);
@@ -124,7 +124,33 @@ TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> histor
             }
         }
     }
-    return draw();
+    LADDER_CHECK(!candidates_.empty(), "every candidate token was filtered out");
+    return std::nullopt;
+}
+
+TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> history,
+                        int64_t position) {
+    if (const std::optional<TokenId> greedy = shape(logits, history)) return *greedy;
+    return draw(uniform(position, DrawPurpose::Sample));
+}
+
+std::span<const TokenProbability> Sampler::distribution(std::span<float> logits,
+                                                        std::span<const TokenId> history) {
+    distribution_.clear();
+    if (const std::optional<TokenId> greedy = shape(logits, history)) {
+        distribution_.push_back({*greedy, 1.0});
+        return distribution_;
+    }
+    const double total = weigh_candidates();
+    if (!(total > 0.0) || !std::isfinite(total)) {
+        // Nothing has any weight (every logit -inf): draw() takes the first.
+        distribution_.push_back({candidates_.front().id, 1.0});
+        return distribution_;
+    }
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+        distribution_.push_back({candidates_[i].id, weights_[i] / total});
+    }
+    return distribution_;
 }
 
 float Sampler::max_candidate_logit() const {
@@ -238,17 +264,21 @@ void Sampler::keep_min_p() {
     candidates_.resize(n_kept);
 }
 
-TokenId Sampler::draw() {
-    LADDER_CHECK(!candidates_.empty(), "every candidate token was filtered out");
+double Sampler::weigh_candidates() {
     const float max_logit = max_candidate_logit();
-    if (!std::isfinite(max_logit)) return candidates_.front().id;
     weights_.resize(candidates_.size());
     double total = 0.0;
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
-        weights_[i] = weight(candidates_[i].logit, max_logit);
+        weights_[i] = std::isfinite(max_logit) ? weight(candidates_[i].logit, max_logit) : 0.0;
         total += weights_[i];
     }
-    const double target = next_uniform() * total;
+    return total;
+}
+
+TokenId Sampler::draw(double uniform) {
+    const double total = weigh_candidates();
+    if (!(total > 0.0)) return candidates_.front().id;
+    const double target = uniform * total;
     double cumulative = 0.0;
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
         cumulative += weights_[i];
@@ -259,6 +289,22 @@ TokenId Sampler::draw() {
         if (weights_[i] > 0.0) return candidates_[i].id;
     }
     return candidates_.back().id;
+}
+
+TokenId draw_from(std::span<const TokenProbability> distribution, double uniform) {
+    LADDER_CHECK(!distribution.empty(), "a draw from an empty distribution");
+    double total = 0.0;
+    for (const TokenProbability& t : distribution) total += t.probability;
+    const double target = uniform * total;
+    double cumulative = 0.0;
+    for (const TokenProbability& t : distribution) {
+        cumulative += t.probability;
+        if (target < cumulative) return t.id;
+    }
+    for (std::size_t i = distribution.size(); i-- > 0;) {
+        if (distribution[i].probability > 0.0) return distribution[i].id;
+    }
+    return distribution.back().id;
 }
 
 float logprob_of(std::span<const float> logits, TokenId id) {

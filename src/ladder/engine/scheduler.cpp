@@ -48,8 +48,14 @@ const Schedule& Scheduler::schedule() {
     schedule_.preempted.clear();
     schedule_.admitted.clear();
     int32_t budget = max_num_batched_tokens_;
-    // A step that had to preempt admits nobody: the memory is already short.
-    if (schedule_running(budget) && schedule_.preempted.empty()) admit_waiting(budget);
+    // A step that had to preempt drafts nothing and admits nobody: the memory
+    // is already short.
+    if (schedule_running(budget) && schedule_.preempted.empty()) {
+        schedule_drafts(budget);
+        admit_waiting(budget);
+    } else {
+        for (ScheduledChunk& chunk : schedule_.chunks) chunk.sequence->draft.truncate(0);
+    }
     schedule_.n_tokens = max_num_batched_tokens_ - budget;
     return schedule_;
 }
@@ -79,6 +85,25 @@ bool Scheduler::schedule_running(int32_t& budget) {
         budget -= n;
     }
     return true;
+}
+
+void Scheduler::schedule_drafts(int32_t& budget) {
+    for (ScheduledChunk& chunk : schedule_.chunks) {
+        Sequence& sequence = *chunk.sequence;
+        if (sequence.draft.empty()) continue;
+        // Only a decode verifies drafts: its one token is its last.
+        const bool decode = chunk.n_tokens == 1 && sequence.n_uncomputed() == 1;
+        int32_t n = decode ? std::min(sequence.draft.size(), budget) : 0;
+        // The drafts follow the last token, at n_computed; the watermark
+        // stays free for admissions, as for a prompt's blocks.
+        const int32_t first_draft_position = sequence.n_computed + 1;
+        while (n > 0 && !fits(sequence, first_draft_position + n, watermark_blocks_)) --n;
+        if (n > 0) grow_kv(sequence, first_draft_position + n);
+        sequence.draft.truncate(n);
+        chunk.n_tokens += n;
+        chunk.n_draft = n;
+        budget -= n;
+    }
 }
 
 void Scheduler::admit_waiting(int32_t& budget) {

@@ -8,6 +8,10 @@
 // back to the front of the queue, to be recomputed (its output so far kept).
 // With prefix caching, a waiting sequence whose next blocks another sequence
 // is computing waits for them to be cached instead of computing them again.
+// A decoding sequence with drafted tokens (speculative decoding) computes
+// them beside its own, after every running sequence's own tokens and before
+// admissions, as far as the budget and free blocks allow; drafts never
+// preempt anyone.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +30,9 @@ namespace ladder::engine {
 struct ScheduledChunk {
     Sequence* sequence = nullptr;
     int32_t n_tokens = 0;  // computed this step, from sequence->n_computed on
+    // The last n_draft of them are the sequence's drafted tokens (its draft,
+    // cut to this length), after its own last token.
+    int32_t n_draft = 0;
 };
 
 struct Schedule {
@@ -62,6 +69,8 @@ public:
     // reference stays valid until the next call.
     const Schedule& schedule();
 
+    // The running sequences, oldest admission first.
+    std::span<Sequence* const> running() const { return running_; }
     int32_t n_waiting() const { return static_cast<int32_t>(waiting_.size()); }
     int32_t n_running() const { return static_cast<int32_t>(running_.size()); }
     bool empty() const { return waiting_.empty() && running_.empty(); }
@@ -74,6 +83,10 @@ private:
     // sequence it was serving was itself the newest and got preempted).
     bool schedule_running(int32_t& budget);
     void admit_waiting(int32_t& budget);
+    // After every running sequence's own tokens: each decode's drafted tokens,
+    // as far as the budget and the free blocks go (drafts never preempt); the
+    // rest of a draft is dropped and the blocks for the kept ones allocated.
+    void schedule_drafts(int32_t& budget);
     // Frees the newest running sequence's blocks and requeues it first.
     Sequence* preempt_newest();
     // Takes the cached blocks that hold the sequence's leading full blocks;

@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "ladder/engine/draft.h"
 #include "ladder/engine/request.h"
 #include "ladder/engine/sampler.h"
 #include "ladder/engine/stop_matcher.h"
+#include "ladder/engine/token_constraint.h"
 #include "ladder/kv/block_hash.h"
 #include "ladder/kv/block_table.h"
 #include "ladder/tokenizer/tokenizer.h"
@@ -32,11 +35,10 @@ struct Sequence {
           blocks(block_size),
           window_blocks(block_size),
           sampler(params.sampling),
+          constraint(params.make_constraint ? params.make_constraint() : nullptr),
           detokenizer(tokenizer),
           stop_matcher(params.stop),
-          params(std::move(params)) {
-        if (this->params.make_constraint) constraint = this->params.make_constraint();
-    }
+          params(std::move(params)) {}
 
     // Tokens still to be computed into the KV cache. A running sequence always
     // has at least one: its last sampled token is computed in the next step.
@@ -69,6 +71,9 @@ struct Sequence {
     kv::BlockTable blocks;
     kv::BlockTable window_blocks;  // the sliding-window layers' own, when the cache has that group
     Sampler sampler;
+    // Null without one. Kept across a preemption, like the sampler: the
+    // tokens it accepted stay the sequence's.
+    std::unique_ptr<TokenConstraint> constraint;
     tokenizer::StreamingDetokenizer detokenizer;
     StopMatcher stop_matcher;
     RequestParams params;  // prompt moved out into tokens
@@ -83,9 +88,20 @@ struct Sequence {
     // to date as tokens are added.
     std::vector<kv::BlockHash> block_hashes;
     std::vector<float> raw_logits;  // scratch: the logits before sampling, for logprobs
-    // Restricts the next token (structured output); null: unconstrained.
-    // Kept across preemption, like the sampler.
-    std::unique_ptr<TokenConstraint> constraint;
+    // Full blocks already offered to the prefix cache (reset when the KV is freed).
+    int32_t n_blocks_offered = 0;
+
+    // Speculative decoding: this step's proposal (empty when not speculating)
+    // and how earlier proposals fared.
+    DraftProposal draft;
+    AcceptanceHistory acceptance;
+    // Scratch of one step: the tokens verification produced (drafts the
+    // target accepted, then its own next token), with their logprobs.
+    std::vector<TokenId> new_tokens;
+    std::vector<TokenLogprob> new_logprobs;
+    int32_t n_accepted_drafts = 0;
+    bool constraint_refused = false;  // the constraint allowed no token it was given
+    std::vector<TokenProbability> residual_scratch;
 };
 
 }  // namespace ladder::engine

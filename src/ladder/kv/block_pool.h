@@ -61,6 +61,15 @@ public:
     // block became the cached copy.
     bool cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens);
     bool is_cached(BlockId block) const { return hashes_[static_cast<size_t>(block)].has_value(); }
+    // The hash a cached block is known by (nullopt: not cached).
+    const std::optional<BlockHash>& cached_hash(BlockId block) const {
+        return hashes_[static_cast<size_t>(block)];
+    }
+    // The cached block known by hash, if any (nothing is taken).
+    std::optional<BlockId> find_cached(const BlockHash& hash) const {
+        const auto it = cached_.find(hash);
+        return it == cached_.end() ? std::nullopt : std::optional<BlockId>(it->second);
+    }
     // Whether take_cached would find the block (nothing is taken).
     bool has_cached(const BlockHash& hash, std::span<const int32_t> tokens) const;
 

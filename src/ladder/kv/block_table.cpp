@@ -43,6 +43,10 @@ void BlockTable::release_last(BlockPool& pool) {
     first_live_ = std::min(first_live_, n_blocks());
 }
 
+void BlockTable::shrink_to(int32_t n_tokens, BlockPool& pool) {
+    while (n_blocks() > blocks_for(n_tokens)) release_last(pool);
+}
+
 void BlockTable::pad_released(int32_t n) {
     while (n_blocks() < n) blocks_.push_back(kReleased);
     first_live_ = std::max(first_live_, n);

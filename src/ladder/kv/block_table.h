@@ -36,6 +36,9 @@ public:
     void release_before(int32_t first_live, BlockPool& pool);
     // Gives back the last block (a prefix hit cut short).
     void release_last(BlockPool& pool);
+    // Gives back the blocks past those positions [0, n_tokens) occupy
+    // (speculative tokens the target rejected).
+    void shrink_to(int32_t n_tokens, BlockPool& pool);
     // Appends kReleased entries up to n (a prefix hit that needs no blocks
     // that far back).
     void pad_released(int32_t n);

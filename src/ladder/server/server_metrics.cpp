@@ -54,6 +54,28 @@ std::string label_value(const std::string& text) {
     return out;
 }
 
+// Speculative decoding's counters, present only when it is on (as in vLLM).
+void render_spec_decode(std::string& out, const engine::EngineStats& stats,
+                        const std::string& labels) {
+    const engine::SpecDecodeStats& spec = stats.spec_decode;
+    append_metric(out, "counter", "ladder:spec_decode_num_drafts_total",
+                  "Verifications of one or more drafted tokens.", labels,
+                  static_cast<double>(spec.n_drafts));
+    append_metric(out, "counter", "ladder:spec_decode_num_draft_tokens_total",
+                  "Tokens drafted and verified.", labels, static_cast<double>(spec.n_draft_tokens));
+    append_metric(out, "counter", "ladder:spec_decode_num_accepted_tokens_total",
+                  "Drafted tokens accepted.", labels, static_cast<double>(spec.n_accepted_tokens));
+    constexpr const char* kPerPosition = "ladder:spec_decode_num_accepted_tokens_per_pos_total";
+    fmt::format_to(std::back_inserter(out),
+                   "# HELP {} Drafted tokens accepted, by position in the draft.\n# TYPE {} "
+                   "counter\n",
+                   kPerPosition, kPerPosition);
+    for (size_t position = 0; position < spec.n_accepted_per_position.size(); ++position) {
+        fmt::format_to(std::back_inserter(out), "{}{{{},position=\"{}\"}} {}\n", kPerPosition,
+                       labels, position, spec.n_accepted_per_position[position]);
+    }
+}
+
 }  // namespace
 
 ServerMetrics::ServerMetrics()
@@ -148,6 +170,7 @@ std::string ServerMetrics::render(const engine::EngineStats& stats,
     for (const Sample& sample : engine_samples) {
         append_metric(out, sample.type, sample.name, sample.help, labels, sample.value);
     }
+    if (!stats.spec_decode.n_accepted_per_position.empty()) render_spec_decode(out, stats, labels);
 
     const std::lock_guard lock(mutex_);
     out += "# HELP ladder:request_success_total Requests finished, by finish reason.\n";

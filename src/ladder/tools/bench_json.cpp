@@ -53,6 +53,17 @@ void put_requests(json& out, const BenchRun& run) {
     out["start_times"] = std::move(start_times);
 }
 
+// vLLM's keys: the acceptance rate in percent, per position as fractions.
+void put_spec_decode(json& out, const engine::SpecDecodeStats& stats) {
+    const engine::SpecDecodeSummary summary = engine::summarize(stats);
+    out["spec_decode_acceptance_rate"] = summary.acceptance_rate * 100.0;
+    out["spec_decode_acceptance_length"] = summary.acceptance_length;
+    out["spec_decode_num_drafts"] = stats.n_drafts;
+    out["spec_decode_draft_tokens"] = stats.n_draft_tokens;
+    out["spec_decode_accepted_tokens"] = stats.n_accepted_tokens;
+    out["spec_decode_per_position_acceptance_rates"] = summary.per_position_acceptance_rates;
+}
+
 }  // namespace
 
 json bench_result_json(const BenchRun& run, const BenchSummary& s, const BenchInfo& info) {
@@ -97,6 +108,7 @@ json bench_result_json(const BenchRun& run, const BenchSummary& s, const BenchIn
     put_distribution(out, "tpot", s.tpot_ms);
     put_distribution(out, "itl", s.itl_ms);
     put_distribution(out, "e2el", s.e2el_ms);
+    if (s.spec_decode) put_spec_decode(out, *s.spec_decode);
     put_requests(out, run);
     return out;
 }

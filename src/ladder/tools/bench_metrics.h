@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "ladder/engine/spec_decode_stats.h"
 #include "ladder/tools/bench_runner.h"
 #include "ladder/tools/bench_stats.h"
 
@@ -58,6 +59,9 @@ struct BenchSummary {
     int64_t n_without_usage = 0;
     std::optional<double> cost_per_million_output_tokens;
     std::optional<double> cost_per_million_total_tokens;
+    // The server's speculative-decoding counters over the run (the
+    // difference of its /metrics before and after); none when it has none.
+    std::optional<engine::SpecDecodeStats> spec_decode;
 };
 
 BenchSummary summarize(const BenchRun& run, const SummaryOptions& options);

@@ -36,6 +36,25 @@ std::string distribution_block(std::string_view title, std::string_view name,
            row(fmt::format("P99 {} (ms):", name), fmt::format("{:.2f}", ms.p99));
 }
 
+// vLLM's block, figure for figure.
+std::string spec_decode_block(const engine::SpecDecodeStats& stats) {
+    const engine::SpecDecodeSummary summary = engine::summarize(stats);
+    std::string out = rule("Speculative Decoding", '-');
+    out += row("Acceptance rate (%):", fmt::format("{:.2f}", summary.acceptance_rate * 100.0));
+    out += row("Acceptance length:", fmt::format("{:.2f}", summary.acceptance_length));
+    out += row("Drafts:", std::to_string(stats.n_drafts));
+    out += row("Draft tokens:", std::to_string(stats.n_draft_tokens));
+    out += row("Accepted tokens:", std::to_string(stats.n_accepted_tokens));
+    if (!summary.per_position_acceptance_rates.empty()) {
+        out += "Per-position acceptance (%):\n";
+        for (size_t i = 0; i < summary.per_position_acceptance_rates.size(); ++i) {
+            out += row(fmt::format("  Position {}:", i),
+                       fmt::format("{:.2f}", summary.per_position_acceptance_rates[i] * 100.0));
+        }
+    }
+    return out;
+}
+
 std::string slo_text(const LatencySlo& slo) {
     std::string text;
     if (slo.ttft_ms) text += fmt::format("TTFT <= {} ms", *slo.ttft_ms);
@@ -98,6 +117,7 @@ std::string format_summary(const BenchSummary& s, const BenchInfo& info) {
     out += distribution_block("Time per Output Token (excl. 1st token)", "TPOT", s.tpot_ms);
     out += distribution_block("Inter-token Latency", "ITL", s.itl_ms);
     out += distribution_block("End-to-end Latency", "E2EL", s.e2el_ms);
+    if (s.spec_decode) out += spec_decode_block(*s.spec_decode);
     return out + std::string(kWidth, '=') + "\n";
 }
 

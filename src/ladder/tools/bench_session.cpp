@@ -14,6 +14,7 @@
 #include "ladder/tools/bench_plot.h"
 #include "ladder/tools/bench_report.h"
 #include "ladder/tools/bench_runner.h"
+#include "ladder/tools/bench_spec_decode.h"
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
@@ -147,8 +148,13 @@ void run_bench(const BenchConfig& config) {
         load.show_progress = config.show_progress;
         if (!config.sweep_concurrency.empty())
             load.label = fmt::format("concurrency {}", levels[i]);
+        const std::optional<engine::SpecDecodeStats> spec_before =
+            fetch_spec_decode_metrics(url, config.api_key, config.timeout_s);
         const BenchRun run = run_load(target, level_prompts[i], load);
-        const BenchSummary summary = summarize(run, config.summary);
+        BenchSummary summary = summarize(run, config.summary);
+        const std::optional<engine::SpecDecodeStats> spec_after =
+            fetch_spec_decode_metrics(url, config.api_key, config.timeout_s);
+        if (spec_before && spec_after) summary.spec_decode = difference(*spec_after, *spec_before);
         std::cout << format_summary(summary, info) << std::flush;
         if (summary.n_failed > 0) {
             const std::string errors = format_errors(run, kErrorLinesShown);

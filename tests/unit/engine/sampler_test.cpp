@@ -40,12 +40,13 @@ std::vector<float> random_logits(std::size_t n, uint32_t seed) {
     return logits;
 }
 
-// Draws n tokens from fresh copies of the same logits (sample() edits them).
+// Draws the tokens at positions 0..n-1 from fresh copies of the same logits
+// (sample() edits them).
 std::vector<TokenId> draw_many(Sampler& sampler, const std::vector<float>& logits, int n) {
     std::vector<TokenId> tokens;
     for (int i = 0; i < n; ++i) {
         std::vector<float> copy = logits;
-        tokens.push_back(sampler.sample(copy, {}));
+        tokens.push_back(sampler.sample(copy, {}, i));
     }
     return tokens;
 }
@@ -59,9 +60,9 @@ TEST(Sampler, greedy_picks_the_argmax_and_the_lowest_id_on_ties) {
     params.temperature = 0.0f;
     Sampler sampler(params);
     std::vector<float> logits = {1.0f, 5.0f, 3.0f, 5.0f, -2.0f};
-    EXPECT_EQ(sampler.sample(logits, {}), 1);
+    EXPECT_EQ(sampler.sample(logits, {}, 0), 1);
     std::vector<float> negative = {-3.0f, -1.0f, -2.0f};
-    EXPECT_EQ(sampler.sample(negative, {}), 1);
+    EXPECT_EQ(sampler.sample(negative, {}, 1), 1);
 }
 
 TEST(Sampler, greedy_sees_penalized_logits) {
@@ -71,7 +72,7 @@ TEST(Sampler, greedy_sees_penalized_logits) {
     Sampler sampler(params);
     std::vector<float> logits = {2.0f, 1.9f};
     const std::vector<TokenId> history = {0};
-    EXPECT_EQ(sampler.sample(logits, history), 1) << "2.0 / 1.5 must fall below 1.9";
+    EXPECT_EQ(sampler.sample(logits, history, 1), 1) << "2.0 / 1.5 must fall below 1.9";
 }
 
 TEST(Sampler, same_seed_gives_the_same_tokens) {
@@ -90,19 +91,64 @@ TEST(Sampler, same_seed_gives_the_same_tokens) {
         << "different seeds gave 300 identical draws";
 }
 
-// Pinned against an independent Python implementation of MT19937-64 and the
-// same inverse-CDF draw (top 53 bits as a double, weights in id order), so a
-// seeded request gives these tokens with any standard library.
+// Pinned against an independent Python implementation of the same draw
+// (Philox4x64-10 keyed by (seed, position), the top 53 bits as a double,
+// weights exp(logit - max) in float, summed in id order), so a seeded request
+// gives these tokens with any standard library.
 TEST(Sampler, seeded_draws_are_pinned_across_standard_libraries) {
-    std::mt19937_64 reference;  // default seed 5489
-    reference.discard(9999);
-    ASSERT_EQ(reference(), 9981545732273789042ull) << "std::mt19937_64 is not the standard one";
-
     const std::vector<float> logits = {0.5f, -1.0f, 2.0f, 0.0f, 1.5f, -0.5f, 1.0f, 0.25f};
     Sampler sampler(seeded(20240601));
-    const std::vector<TokenId> expected = {2, 2, 2, 6, 1, 4, 2, 3, 6, 7, 4, 4,
-                                           4, 5, 3, 2, 4, 2, 2, 2, 4, 2, 3, 6};
+    const std::vector<TokenId> expected = {3, 5, 4, 2, 3, 4, 7, 6, 6, 3, 6, 2,
+                                           2, 5, 1, 5, 4, 4, 6, 2, 6, 4, 1, 2};
     EXPECT_EQ(draw_many(sampler, logits, static_cast<int>(expected.size())), expected);
+}
+
+// The draw at a position does not depend on the draws before it: what lets
+// verification of drafted positions draw what plain decoding would.
+TEST(Sampler, a_draw_depends_on_the_position_not_on_earlier_draws) {
+    const std::vector<float> logits = random_logits(300, 3);
+    SamplingParams params = seeded(9);
+    params.temperature = 0.9f;
+    Sampler in_order(params);
+    const std::vector<TokenId> forward = draw_many(in_order, logits, 40);
+    Sampler backwards(params);
+    for (int position = 39; position >= 0; --position) {
+        std::vector<float> copy = logits;
+        EXPECT_EQ(backwards.sample(copy, {}, position), forward[static_cast<size_t>(position)])
+            << position;
+    }
+}
+
+TEST(Sampler, distribution_is_what_sample_draws_from) {
+    const std::vector<float> logits = random_logits(200, 11);
+    SamplingParams params = seeded(4);
+    params.temperature = 0.7f;
+    params.top_k = 30;
+    params.top_p = 0.9f;
+    Sampler sampler(params);
+    std::vector<float> copy = logits;
+    const std::vector<TokenProbability> p = [&] {
+        const auto d = sampler.distribution(copy, {});
+        return std::vector<TokenProbability>(d.begin(), d.end());
+    }();
+    double total = 0.0;
+    for (const TokenProbability& t : p) total += t.probability;
+    EXPECT_NEAR(total, 1.0, 1e-12);
+    EXPECT_LE(p.size(), 30u);
+    // The same numbers drawn through draw_from give sample()'s tokens.
+    for (int position = 0; position < 50; ++position) {
+        std::vector<float> again = logits;
+        EXPECT_EQ(sampler.sample(again, {}, position),
+                  draw_from(p, sampler.uniform(position, DrawPurpose::Sample)))
+            << position;
+    }
+    SamplingParams greedy = params;
+    greedy.temperature = 0.0f;
+    Sampler argmax(greedy);
+    std::vector<float> third = logits;
+    const auto point = argmax.distribution(third, {});
+    ASSERT_EQ(point.size(), 1u);
+    EXPECT_EQ(point[0].probability, 1.0);
 }
 
 TEST(Sampler, unseeded_samplers_differ) {
@@ -129,7 +175,7 @@ TEST(Sampler, top_k_of_one_equals_greedy) {
         params.temperature = 1.7f;
         Sampler sampler(params);
         std::vector<float> copy = logits;
-        EXPECT_EQ(sampler.sample(copy, {}), 17) << "seed " << seed;
+        EXPECT_EQ(sampler.sample(copy, {}, 0), 17) << "seed " << seed;
     }
 }
 
@@ -269,7 +315,7 @@ TEST(Sampler, sample_applies_penalties_in_place) {
     Sampler sampler(params);
     std::vector<float> logits = {0.0f, 0.0f, 0.0f};
     const std::vector<TokenId> history = {1};
-    sampler.sample(logits, history);
+    sampler.sample(logits, history, static_cast<int64_t>(history.size()));
     EXPECT_EQ(logits, (std::vector<float>{0.0f, -2.0f, 0.0f}));
 }
 
@@ -320,7 +366,7 @@ TEST(Sampler, nan_logits_never_win) {
     SamplingParams greedy;
     greedy.temperature = 0.0f;
     std::vector<float> copy = logits;
-    EXPECT_EQ(Sampler(greedy).sample(copy, {}), 1);
+    EXPECT_EQ(Sampler(greedy).sample(copy, {}, 0), 1);
     SamplingParams params = seeded(9);
     params.top_p = 0.9f;
     Sampler sampler(params);

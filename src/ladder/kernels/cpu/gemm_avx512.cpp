@@ -28,19 +28,15 @@ using tensor::BlockQ8_0;
 using tensor::BlockQ8_1;
 using tensor::kQK;
 
-
 // Tile shape: kW x kT accumulators in registers. 4 x 4 fits the 32 registers
 // and was as fast at T = 64, but 2.5x slower than vec_dot at T = 1 on a 28 MB
 // Q8_0 matrix (docs/performance.md, "Batched matmul").
 constexpr int kW = 2;
 constexpr int kT = 4;
 
-
-
 LADDER_AVX512 inline __m256i load_32(const int8_t* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
-
 
 inline uint32_t load_u32(const void* p) {
     uint32_t v = 0;
@@ -70,10 +66,9 @@ struct Q4_1Tile {
             uint32_t ds_bits[4] = {0, 0, 0, 0};
 #pragma GCC unroll 8
             for (int t = 0; t < kRows; ++t) ds_bits[t] = load_u32(&a[t][i].d);
-            const __m256 ds = _mm256_cvtph_ps(_mm_setr_epi32(static_cast<int>(ds_bits[0]),
-                                                             static_cast<int>(ds_bits[1]),
-                                                             static_cast<int>(ds_bits[2]),
-                                                             static_cast<int>(ds_bits[3])));
+            const __m256 ds = _mm256_cvtph_ps(
+                _mm_setr_epi32(static_cast<int>(ds_bits[0]), static_cast<int>(ds_bits[1]),
+                               static_cast<int>(ds_bits[2]), static_cast<int>(ds_bits[3])));
 #pragma GCC unroll 8
             for (int j = 0; j < kRowsW; ++j) {
                 const BlockQ4_1& b = w[j][i];
@@ -121,11 +116,11 @@ struct Q8_0Tile {
             uint16_t d_bits[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma GCC unroll 8
             for (int t = 0; t < kRows; ++t) d_bits[t] = a[t][i].d;
-            const __m256 d_a = _mm256_cvtph_ps(_mm_setr_epi16(
-                static_cast<short>(d_bits[0]), static_cast<short>(d_bits[1]),
-                static_cast<short>(d_bits[2]), static_cast<short>(d_bits[3]),
-                static_cast<short>(d_bits[4]), static_cast<short>(d_bits[5]),
-                static_cast<short>(d_bits[6]), static_cast<short>(d_bits[7])));
+            const __m256 d_a = _mm256_cvtph_ps(
+                _mm_setr_epi16(static_cast<short>(d_bits[0]), static_cast<short>(d_bits[1]),
+                               static_cast<short>(d_bits[2]), static_cast<short>(d_bits[3]),
+                               static_cast<short>(d_bits[4]), static_cast<short>(d_bits[5]),
+                               static_cast<short>(d_bits[6]), static_cast<short>(d_bits[7])));
             __m256i y_biased[kRows];
 #pragma GCC unroll 8
             for (int t = 0; t < kRows; ++t) {
@@ -137,9 +132,9 @@ struct Q8_0Tile {
                 alignas(32) float scale[8];
                 _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), d_a));
                 const __m256i x = load_32(b.qs);
-                const __m256i start = _mm256_sub_epi32(
-                    _mm256_setzero_si256(),
-                    _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias_byte, x));
+                const __m256i start =
+                    _mm256_sub_epi32(_mm256_setzero_si256(),
+                                     _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias_byte, x));
 #pragma GCC unroll 8
                 for (int t = 0; t < kRows; ++t) {
                     const __m256i sums = _mm256_dpbusd_epi32(start, y_biased[t], x);
@@ -161,10 +156,9 @@ void row_tiles_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n
                          int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
     static constexpr auto kTiles = detail::make_tile_table<BlockQ4_1, BlockQ8_1, kW, kT, Q4_1Tile>(
         std::make_index_sequence<kT>{});
-    detail::run_tiles<BlockQ4_1, BlockQ8_1, kW, kT>(kTiles, kQK, weights, weight_row_bytes,
-                                                    n_weight_rows, activations,
-                                                    activation_row_bytes, n_activation_rows, n,
-                                                    out, out_stride);
+    detail::run_tiles<BlockQ4_1, BlockQ8_1, kW, kT>(
+        kTiles, kQK, weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+        n_activation_rows, n, out, out_stride);
 }
 
 void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
@@ -172,10 +166,9 @@ void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n
                          int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
     static constexpr auto kTiles = detail::make_tile_table<BlockQ8_0, BlockQ8_0, kW, kT, Q8_0Tile>(
         std::make_index_sequence<kT>{});
-    detail::run_tiles<BlockQ8_0, BlockQ8_0, kW, kT>(kTiles, kQK, weights, weight_row_bytes,
-                                                    n_weight_rows, activations,
-                                                    activation_row_bytes, n_activation_rows, n,
-                                                    out, out_stride);
+    detail::run_tiles<BlockQ8_0, BlockQ8_0, kW, kT>(
+        kTiles, kQK, weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+        n_activation_rows, n, out, out_stride);
 }
 
 // The K-quants have no AVX-512 row tile: few rows run the AVX2 table's
@@ -203,6 +196,24 @@ void gemm_by_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight
                           activation_row_bytes, n_activation_rows, n, out, out_stride);
 }
 
+// Up to this many activation rows (a decode step's drafted tokens, a small
+// batch) run the decode kernels' few-rows form, which reads the weights once
+// for all of them; the pair kernels' per-call set-up (a panel of 16 rows,
+// every block's 16 scale products) costs more than it saves below that
+// (SmolLM2 forward, 1 thread: T = 12 41 ms vs 48, T = 16 55 vs 57, T = 32 110
+// vs 103).
+constexpr int64_t kMaxFewRows = 16;
+
+template <GemmFn kFewRows, GemmFn kOther>
+void few_rows_or(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                 const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+                 int64_t n, float* out, int64_t out_stride) {
+    const bool few = n_activation_rows >= 2 && n_activation_rows <= kMaxFewRows &&
+                     n_weight_rows >= detail::kGemvRows;
+    (few ? kFewRows : kOther)(weights, weight_row_bytes, n_weight_rows, activations,
+                              activation_row_bytes, n_activation_rows, n, out, out_stride);
+}
+
 }  // namespace
 
 namespace detail {
@@ -210,12 +221,15 @@ namespace detail {
 void install_avx512_gemm(CpuKernels& k) {
     using tensor::DType;
     k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
-        gemm_by_rows<gemm_pairs_q4_1_q8_1, gemv_or<row_tiles_q4_1_q8_1, gemv_q4_1_q8_1>>;
+        few_rows_or<few_rows_q4_1_q8_1, gemm_by_rows<gemm_pairs_q4_1_q8_1,
+                                                     gemv_or<row_tiles_q4_1_q8_1, gemv_q4_1_q8_1>>>;
     k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
-        gemm_by_rows<gemm_pairs_q8_0_q8_0, gemv_or<row_tiles_q8_0_q8_0, gemv_q8_0_q8_0>>;
-    k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
+        few_rows_or<few_rows_q8_0_q8_0, gemm_by_rows<gemm_pairs_q8_0_q8_0,
+                                                     gemv_or<row_tiles_q8_0_q8_0, gemv_q8_0_q8_0>>>;
+    k.gemm_by_weight[static_cast<int>(DType::Q5_0)] = few_rows_or<
+        few_rows_q5_0_q8_0,
         gemm_by_rows<gemm_pairs_q5_0_q8_0,
-                     gemv_or<vec_dot_per_output<Isa::Avx512, DType::Q5_0>, gemv_q5_0_q8_0>>;
+                     gemv_or<vec_dot_per_output<Isa::Avx512, DType::Q5_0>, gemv_q5_0_q8_0>>>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_K)] =
         gemm_by_rows<gemm_pairs_q4_k_q8_k, avx2_gemm<DType::Q4_K>>;
     k.gemm_by_weight[static_cast<int>(DType::Q6_K)] =

@@ -27,6 +27,20 @@ void gemv_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weig
 void gemv_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out);
 
+// The same kernels for a few activation rows at once (verifying drafted
+// tokens): each weight-row group's heads and codes are formed once and met by
+// every row, so the weights are read once; every output is the T = 1
+// kernel's (the table's vec_dot) bit for bit. A GemmFn; n_weight_rows >= kGemvRows.
+void few_rows_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void few_rows_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void few_rows_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+
 // AVX2 (gemv_avx2.cpp): as the avx2 table's vec_dots.
 void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out);

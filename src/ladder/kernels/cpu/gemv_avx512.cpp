@@ -18,6 +18,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -99,9 +100,10 @@ struct Q4_1Rows {
         return {twice(a.qs), _mm512_setzero_si512()};
     }
 
-    LADDER_AVX512 static __m512i lane_sums(const Block& first, const Block& second,
-                                           const ActivationCodes& act) {
-        return _mm512_dpbusd_epi32(act.start, pair_nibbles(first.qs, second.qs), act.codes);
+    // Two rows' codes as vpdpbusd's unsigned operand, formed once per block
+    // and met by every activation row.
+    LADDER_AVX512 static __m512i pair_codes(const Block& first, const Block& second) {
+        return pair_nibbles(first.qs, second.qs);
     }
 };
 
@@ -131,12 +133,10 @@ struct Q8_0Rows : ScaleOnlyRows {
         return {y, negated_sums(_mm512_set1_epi8(static_cast<char>(0x80)), y)};
     }
 
-    LADDER_AVX512 static __m512i lane_sums(const Block& first, const Block& second,
-                                           const ActivationCodes& act) {
+    LADDER_AVX512 static __m512i pair_codes(const Block& first, const Block& second) {
         const __m512i x =
             _mm512_inserti64x4(_mm512_castsi256_si512(load_32(first.qs)), load_32(second.qs), 1);
-        const __m512i biased = _mm512_xor_si512(x, _mm512_set1_epi8(static_cast<char>(0x80)));
-        return _mm512_dpbusd_epi32(act.start, biased, act.codes);
+        return _mm512_xor_si512(x, _mm512_set1_epi8(static_cast<char>(0x80)));
     }
 };
 
@@ -151,8 +151,7 @@ struct Q5_0Rows : ScaleOnlyRows {
         return {y, negated_sums(_mm512_set1_epi8(16), y)};
     }
 
-    LADDER_AVX512 static __m512i lane_sums(const Block& first, const Block& second,
-                                           const ActivationCodes& act) {
+    LADDER_AVX512 static __m512i pair_codes(const Block& first, const Block& second) {
         // Element e's fifth bit is bit e of qh: the pair's 64 codes take the
         // first row's 32 bits, then the second's.
         uint32_t qh_first = 0;
@@ -161,16 +160,20 @@ struct Q5_0Rows : ScaleOnlyRows {
         std::memcpy(&qh_second, second.qh, sizeof qh_second);
         const __mmask64 high = _cvtu64_mask64(qh_first | (uint64_t{qh_second} << 32));
         const __m512i nibbles = pair_nibbles(first.qs, second.qs);
-        const __m512i q = _mm512_mask_add_epi8(nibbles, high, nibbles, _mm512_set1_epi8(16));
-        return _mm512_dpbusd_epi32(act.start, q, act.codes);
+        return _mm512_mask_add_epi8(nibbles, high, nibbles, _mm512_set1_epi8(16));
     }
 };
 
-// kRows weight rows starting at `rows` (row_bytes apart) against one activation row.
-template <typename Weights>
+// kRows weight rows starting at `rows` (row_bytes apart) against kT
+// activation rows a[0..kT): res[t][r]. The weight rows' heads and codes are
+// formed once per block and met by each activation row in turn; every output
+// keeps its own accumulator with the operations, in the order, of kT = 1
+// (the table's vec_dot), so a few rows (verifying drafted tokens) read the
+// weights once and give each row's decode bits.
+template <typename Weights, int kT>
 LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes,
-                              const typename Weights::Activation* a, int64_t n_blocks,
-                              float res[kRows]) {
+                              const typename Weights::Activation* const* a, int64_t n_blocks,
+                              float (*res)[kRows]) {
     using Block = typename Weights::Block;
     const Block* w[kRows];
     for (int r = 0; r < kRows; ++r) {
@@ -186,10 +189,14 @@ LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes,
         scale_index[p] = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32(2 * p * kStride),
                                                  _mm512_set1_epi32((2 * p + 1) * kStride));
     }
-    __m512 acc[kPairs];
+    __m512 acc[kT][kPairs];
+    __m512 offsets[kT];  // Q4_1, lane 2r + 1: row r's offsets
 #pragma GCC unroll 4
-    for (int p = 0; p < kPairs; ++p) acc[p] = _mm512_setzero_ps();
-    __m512 offsets = _mm512_setzero_ps();  // Q4_1, lane 2r + 1: row r's offsets
+    for (int t = 0; t < kT; ++t) {
+        offsets[t] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+        for (int p = 0; p < kPairs; ++p) acc[t][p] = _mm512_setzero_ps();
+    }
     // The group two groups on (contiguous, this group's size), a block's share
     // per block: decode's matrices are small and each tile starts a new
     // stream, so the hardware prefetcher alone leaves loads waiting on memory.
@@ -205,29 +212,97 @@ LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes,
             reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
             head_offsets, 1);
         const __m512 heads = Weights::heads(gathered);
-        const __m512 activation_scales = Weights::activation_scales(a[i]);
-        const __m512 scales = _mm512_mul_ps(heads, activation_scales);
-        if constexpr (Weights::kOffsets) {
-            offsets = _mm512_fmadd_ps(heads, activation_scales, offsets);
+        __m512 scales[kT];
+        ActivationCodes act[kT];
+#pragma GCC unroll 4
+        for (int t = 0; t < kT; ++t) {
+            const __m512 activation_scales = Weights::activation_scales(a[t][i]);
+            scales[t] = _mm512_mul_ps(heads, activation_scales);
+            if constexpr (Weights::kOffsets) {
+                offsets[t] = _mm512_fmadd_ps(heads, activation_scales, offsets[t]);
+            }
+            act[t] = Weights::activation_codes(a[t][i]);
         }
-        const ActivationCodes act = Weights::activation_codes(a[i]);
 #pragma GCC unroll 4
         for (int p = 0; p < kPairs; ++p) {
-            const __m512i sums = Weights::lane_sums(w[2 * p][i], w[2 * p + 1][i], act);
-            acc[p] = _mm512_fmadd_ps(_mm512_permutexvar_ps(scale_index[p], scales),
-                                     _mm512_cvtepi32_ps(sums), acc[p]);
+            const __m512i codes = Weights::pair_codes(w[2 * p][i], w[2 * p + 1][i]);
+#pragma GCC unroll 4
+            for (int t = 0; t < kT; ++t) {
+                const __m512i sums = _mm512_dpbusd_epi32(act[t].start, codes, act[t].codes);
+                acc[t][p] = _mm512_fmadd_ps(_mm512_permutexvar_ps(scale_index[p], scales[t]),
+                                            _mm512_cvtepi32_ps(sums), acc[t][p]);
+            }
         }
     }
-    alignas(64) float offset_lanes[16];
-    _mm512_store_ps(offset_lanes, offsets);
 #pragma GCC unroll 4
-    for (int p = 0; p < kPairs; ++p) {
-        const __m256 second = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[p]), 1));
-        res[2 * p] = hsum(_mm512_castps512_ps256(acc[p]));
-        res[2 * p + 1] = hsum(second);
-        if constexpr (Weights::kOffsets) {
-            res[2 * p] += offset_lanes[4 * p + 1];
-            res[2 * p + 1] += offset_lanes[4 * p + 3];
+    for (int t = 0; t < kT; ++t) {
+        alignas(64) float offset_lanes[16];
+        _mm512_store_ps(offset_lanes, offsets[t]);
+#pragma GCC unroll 4
+        for (int p = 0; p < kPairs; ++p) {
+            const __m256 second =
+                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[t][p]), 1));
+            res[t][2 * p] = hsum(_mm512_castps512_ps256(acc[t][p]));
+            res[t][2 * p + 1] = hsum(second);
+            if constexpr (Weights::kOffsets) {
+                res[t][2 * p] += offset_lanes[4 * p + 1];
+                res[t][2 * p + 1] += offset_lanes[4 * p + 3];
+            }
+        }
+    }
+}
+
+// One activation row: the decode kernel for_each_row_group drives.
+template <typename Weights>
+LADDER_AVX512 void group_dots_one(const char* rows, size_t row_bytes,
+                                  const typename Weights::Activation* a, int64_t n_blocks,
+                                  float* out) {
+    group_dots<Weights, 1>(rows, row_bytes, &a, n_blocks, reinterpret_cast<float(*)[kRows]>(out));
+}
+
+// Up to kMaxFewRows activation rows of every weight-row group, in passes of
+// at most four (what the registers hold); a last group short of kRows takes
+// the last kRows rows again, as for_each_row_group does.
+template <typename Weights>
+void few_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+              const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+              int64_t n, float* out, int64_t out_stride) {
+    using Activation = typename Weights::Activation;
+    constexpr int kMaxPass = 4;
+    LADDER_CHECK(n_weight_rows >= kRows, "few_rows needs a whole group of weight rows");
+    const auto* base = static_cast<const char*>(weights);
+    const auto* a_base = static_cast<const char*>(activations);
+    const int64_t n_blocks = n / kQK;
+    for (int64_t r0 = 0; r0 < n_weight_rows; r0 += kRows) {
+        const int64_t first = std::min(r0, n_weight_rows - kRows);
+        const char* rows = base + static_cast<size_t>(first) * weight_row_bytes;
+        for (int64_t t0 = 0; t0 < n_activation_rows; t0 += kMaxPass) {
+            const int64_t n_t = std::min<int64_t>(kMaxPass, n_activation_rows - t0);
+            const Activation* a[kMaxPass] = {};
+            for (int64_t t = 0; t < n_t; ++t) {
+                a[t] = reinterpret_cast<const Activation*>(a_base + static_cast<size_t>(t0 + t) *
+                                                                        activation_row_bytes);
+            }
+            float res[kMaxPass][kRows];
+            switch (n_t) {
+                case 1:
+                    group_dots<Weights, 1>(rows, weight_row_bytes, a, n_blocks, res);
+                    break;
+                case 2:
+                    group_dots<Weights, 2>(rows, weight_row_bytes, a, n_blocks, res);
+                    break;
+                case 3:
+                    group_dots<Weights, 3>(rows, weight_row_bytes, a, n_blocks, res);
+                    break;
+                default:
+                    group_dots<Weights, 4>(rows, weight_row_bytes, a, n_blocks, res);
+                    break;
+            }
+            for (int64_t t = 0; t < n_t; ++t) {
+                for (int64_t r = 0; r < kRows; ++r) {
+                    out[(t0 + t) * out_stride + first + r] = res[t][r];
+                }
+            }
         }
     }
 }
@@ -236,20 +311,41 @@ LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes,
 
 void gemv_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q4_1Rows::Activation, group_dots<Q4_1Rows>>(
+    for_each_row_group<Q4_1Rows::Activation, group_dots_one<Q4_1Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q8_0Rows::Activation, group_dots<Q8_0Rows>>(
+    for_each_row_group<Q8_0Rows::Activation, group_dots_one<Q8_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q5_0Rows::Activation, group_dots<Q5_0Rows>>(
+    for_each_row_group<Q5_0Rows::Activation, group_dots_one<Q5_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void few_rows_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    few_rows<Q4_1Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+                       n_activation_rows, n, out, out_stride);
+}
+
+void few_rows_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    few_rows<Q8_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+                       n_activation_rows, n, out, out_stride);
+}
+
+void few_rows_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    few_rows<Q5_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+                       n_activation_rows, n, out, out_stride);
 }
 
 }  // namespace ladder::kernels::cpu::detail

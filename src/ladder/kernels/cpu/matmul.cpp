@@ -17,11 +17,13 @@ constexpr int64_t kActivationRowsPerPass = 64;
 // few enough that the per-task handoff stays negligible beside the work; a
 // multiple of the widest kernel row group (the AVX-512 decode kernel takes 8
 // rows at once), so no tile ends in a short group that repeats rows. Decode
-// (one activation row) takes 2 per thread: its tiles are microseconds long,
-// and every claim is a cache line passed between cores (tg128 ~10% faster).
+// (one activation row, or the few of a step's drafted tokens) takes 2 per
+// thread: its tiles are microseconds long, and every claim is a cache line
+// passed between cores (tg128 ~10% faster).
 int64_t rows_per_tile(int64_t n_out, int n_threads, int64_t n_rows) {
     constexpr int64_t kRowGroup = 8;
-    const int64_t tasks_per_thread = n_rows == 1 ? 2 : 8;
+    constexpr int64_t kFewRows = 8;
+    const int64_t tasks_per_thread = n_rows <= kFewRows ? 2 : 8;
     const int64_t target_tasks = static_cast<int64_t>(n_threads) * tasks_per_thread;
     const int64_t rows = std::clamp<int64_t>(n_out / target_tasks, kRowGroup, 256);
     return (rows + kRowGroup - 1) / kRowGroup * kRowGroup;
