@@ -76,9 +76,10 @@ def test_sizes_come_from_the_model_file(records, info):
         assert record["model_size"] == totals["bytes"]
         assert record["model_n_params"] == totals["n_parameters"]
         # The tied embedding is the output matrix: every tensor is read once per token,
-        # and besides the weights a token reads the KV cache it attends to.
+        # and besides the weights a generated token reads the KV cache it attends to.
         assert record["weight_bytes_per_token"] == totals["bytes"]
-        assert record["bytes_per_token"] == totals["bytes"] + record["kv_bytes_per_token"]
+        kv = record["kv_bytes_per_token"] if record["n_gen"] > 0 else 0
+        assert record["bytes_per_token"] == totals["bytes"] + kv
 
 
 def test_ceilings_follow_from_bandwidth_and_kernel_peak(records, info):
