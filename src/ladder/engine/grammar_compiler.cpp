@@ -110,17 +110,26 @@ struct GrammarCompiler::State {
     State(const tokenizer::Tokenizer& tokenizer, const GrammarLimits& limits)
         : info(tokenizer_info(tokenizer)),
           compiler(info, compile_threads(), true, limits.cache_bytes),
-          slots(std::max(limits.max_concurrent_compiles, 1)) {}
+          n_slots(std::max(limits.max_concurrent_compiles, 1)),
+          slots(n_slots) {}
 
     xgrammar::TokenizerInfo info;
     xgrammar::GrammarCompiler compiler;  // thread-safe, with its own bounded cache
+    int n_slots;
     std::counting_semaphore<> slots;     // compiles running, finished or abandoned
 };
 
 GrammarCompiler::GrammarCompiler(const tokenizer::Tokenizer& tokenizer, GrammarLimits limits)
     : tokenizer_(tokenizer), limits_(limits) {}
 
-GrammarCompiler::~GrammarCompiler() = default;
+GrammarCompiler::~GrammarCompiler() {
+    // A compile that ran past its caller's deadline still runs on its own
+    // thread: wait for it, so that none outlives the compiler (and, at exit,
+    // the statics it reads).
+    if (!state_) return;
+    for (int i = 0; i < state_->n_slots; ++i) state_->slots.acquire();
+    for (int i = 0; i < state_->n_slots; ++i) state_->slots.release();
+}
 
 void GrammarCompiler::set_limits(const GrammarLimits& limits) { limits_ = limits; }
 
@@ -155,11 +164,13 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(const GrammarSpe
     };
     if (!keep_alive->slots.try_acquire_until(deadline)) throw too_slow();
     auto job = std::make_shared<CompileJob>();
-    std::thread([job, keep_alive, grammar = std::move(grammar)] {
+    std::thread([job, keep_alive, grammar = std::move(grammar)]() mutable {
         std::optional<xgrammar::CompiledGrammar> result;
         std::string error;
         try {
-            result = keep_alive->compiler.CompileGrammar(grammar);
+            // Freed here, before the slot is given back (see ~GrammarCompiler).
+            const xgrammar::Grammar source = std::move(grammar);
+            result = keep_alive->compiler.CompileGrammar(source);
         } catch (const std::exception& e) {
             error = xgrammar_error_message(e);
         }
