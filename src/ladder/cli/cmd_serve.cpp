@@ -165,6 +165,9 @@ void add_serve_command(CLI::App& app) {
                      "'https://app.example' (comma-separated; '*': any). Default: none but the "
                      "server's own")
         ->delimiter(',');
+    command->add_flag("!--no-ui", server.web_ui,
+                      "serve no web page at / (by default it offers a chat with the model and "
+                      "a live dashboard of /metrics)");
     command->callback([flags] { run_serve(*flags); });
 }
 

@@ -211,6 +211,7 @@ HttpServer::HttpServer(ServerContext& context)
     add_model_routes(impl_->router, context);
     add_tokenize_routes(impl_->router, context);
     add_metrics_routes(impl_->router, context);
+    if (context.config.web_ui) add_web_routes(impl_->router);
 }
 
 HttpServer::~HttpServer() { stop(); }

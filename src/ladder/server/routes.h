@@ -1,6 +1,8 @@
 // Each route group registers itself; one file per group.
 #pragma once
 
+#include <string_view>
+
 #include "ladder/server/router.h"
 #include "ladder/server/server_context.h"
 
@@ -16,5 +18,9 @@ void add_model_routes(Router& router, ServerContext& context);
 void add_tokenize_routes(Router& router, ServerContext& context);
 // GET /metrics
 void add_metrics_routes(Router& router, ServerContext& context);
+// GET /, /ui/{file}: the built-in web page (ServerConfig::web_ui)
+void add_web_routes(Router& router);
+// Whether an If-None-Match header names etag (or is "*"); W/ tags compare weakly.
+bool etag_matches(std::string_view if_none_match, std::string_view etag);
 
 }  // namespace ladder::server

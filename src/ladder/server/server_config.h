@@ -37,6 +37,8 @@ struct ServerConfig {
     std::vector<std::string> allowed_hosts;
     // Origins whose web pages may call the API; "*": any.
     std::vector<std::string> allowed_origins;
+    // The web page for chat and live metrics at / (--no-ui: none).
+    bool web_ui = true;
 };
 
 // --max-queue's default: a few steps' worth of sequences waiting, so a burst
