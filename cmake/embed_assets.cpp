@@ -88,9 +88,9 @@ int main(int argc, char** argv) {
         char etag[32];
         std::snprintf(etag, sizeof etag, "\"%016llx\"",
                       static_cast<unsigned long long>(fnv1a(assets[i].bytes)));
-        out << "    {" << literal_of(assets[i].url_path) << ", " << literal_of(assets[i].content_type)
-            << ", {kAsset" << i << ", sizeof kAsset" << i << " - 1}, " << literal_of(etag)
-            << "},\n";
+        out << "    {" << literal_of(assets[i].url_path) << ", "
+            << literal_of(assets[i].content_type) << ", {kAsset" << i << ", sizeof kAsset" << i
+            << " - 1}, " << literal_of(etag) << "},\n";
     }
     out << "};\n\n}  // namespace\n\n"
         << "std::span<const WebAsset> web_assets() { return kAssets; }\n\n"

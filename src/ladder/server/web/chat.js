@@ -48,8 +48,16 @@ const Chat = (() => {
     },
   });
 
+  // A reply cut off inside a code block (still streaming, or at max_tokens)
+  // is shown as code: the open fence is closed for rendering.
+  function closeOpenFence(text) {
+    const fences = text.match(/^ {0,3}(`{3,}|~{3,})/gm) || [];
+    if (fences.length % 2 === 0) return text;
+    return text + "\n" + fences[fences.length - 1].trim();
+  }
+
   function render(text) {
-    return marked.parse(text);
+    return marked.parse(closeOpenFence(text));
   }
 
   function addMessage(role, text) {

@@ -18,8 +18,8 @@ const Dashboard = (() => {
       type: "line",
       data: {
         labels: [],
-        datasets: series.map(([label, color]) => ({
-          label, data: [], borderColor: color, backgroundColor: color,
+        datasets: series.map(([label, color, axis]) => ({
+          label, data: [], borderColor: color, backgroundColor: color, yAxisID: axis || "y",
           borderWidth: 2, pointRadius: 0, tension: 0.2, spanGaps: true,
         })),
       },
@@ -31,6 +31,10 @@ const Dashboard = (() => {
         scales: {
           x: { ticks: { maxTicksLimit: 7 } },
           y: { beginAtZero: true, suggestedMax: yMax },
+          // A second scale, on the right, for series far smaller than the rest.
+          ...(series.some(([, , axis]) => axis === "right")
+            ? { right: { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } } }
+            : {}),
         },
         plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } },
       },
@@ -42,7 +46,8 @@ const Dashboard = (() => {
     charts.requests = lineChart("chart-requests", [["running", "#2a9d8f"], ["waiting", "#e9c46a"]], 1);
     charts.cache = lineChart("chart-cache", [["KV cache used", "#6a4c93"], ["prefix hits", "#2a9d8f"]], 100);
     charts.latency = lineChart("chart-latency", [
-      ["TTFT p50", "#2f5d8a"], ["TTFT p99", "#8ab6e0"], ["TPOT p50", "#d1603d"], ["TPOT p99", "#f0a58f"],
+      ["TTFT p50", "#2f5d8a"], ["TTFT p99", "#8ab6e0"],
+      ["TPOT p50 (right)", "#d1603d", "right"], ["TPOT p99 (right)", "#f0a58f", "right"],
     ]);
   }
 
@@ -98,8 +103,8 @@ const Dashboard = (() => {
     $("m-waiting").textContent = String(f.waiting);
     $("m-kv").textContent = fixed(f.kvUsed, 1) + " %";
     $("m-prefix").textContent = f.prefixHits === null ? "–" : fixed(f.prefixHits, 1) + " %";
-    $("m-ttft").textContent = `${ms(f.ttft50)} / ${ms(f.ttft99)} ms`;
-    $("m-tpot").textContent = `${ms(f.tpot50)} / ${ms(f.tpot99)} ms`;
+    $("m-ttft").textContent = `${ms(f.ttft50)} / ${ms(f.ttft99)}`;
+    $("m-tpot").textContent = `${ms(f.tpot50)} / ${ms(f.tpot99)}`;
     $("m-preemptions").textContent = `${f.preemptions} (${fixed(f.preemptionRate, 0)}/min)`;
 
     const label = new Date().toLocaleTimeString([], { hour12: false });
