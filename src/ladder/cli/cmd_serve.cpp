@@ -79,8 +79,9 @@ void run_serve(const ServeFlags& flags) {
                                   listening.max_connections, listening.open_files_limit)
                     : fmt::format("up to {} connections", listening.max_connections);
             const std::string speculative =
-                options.engine.speculative ? ", " + speculative_summary(*options.engine.speculative)
-                                           : std::string();
+                options.engine.speculative
+                    ? ", " + speculative_summary(*options.engine.speculative)
+                    : std::string();
             std::printf(
                 "ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s, "
                 "%s%s\n",
