@@ -59,8 +59,9 @@ model-draft-pair: build model
 		$(BUILD_DIR)/bin/make_target_copy models/SmolLM2-135M-Instruct.Q4_1.gguf \
 			$(DRAFT_PAIR_TARGET).tmp Q8_0 && mv $(DRAFT_PAIR_TARGET).tmp $(DRAFT_PAIR_TARGET); }
 
-# An OpenAI-compatible server on http://127.0.0.1:8080 (README, "Serving");
-# Ctrl-C drains and stops it.
+# An OpenAI-compatible server on http://127.0.0.1:8080 (README, "Serving"),
+# with a chat and a live dashboard at that address in a browser; Ctrl-C
+# drains and stops it.
 run: build model
 	$(LADDER) serve
 

@@ -209,6 +209,35 @@ def test_chat_turn_streams_and_renders(browser, open_server):
     assert console_errors(browser) == []
 
 
+def test_model_output_cannot_inject_markup(browser, open_server):
+    open_page(browser, open_server.base_url)
+    html = browser.execute_script("return Chat.render(arguments[0])", (
+        "<img src=x onerror=alert(1)> and <script>alert(2)</script>\n\n"
+        "[a link](javascript:alert(3)), [a good one](https://example.com) "
+        "and ![an image](https://example.com/a.png)\n\n```python\nimport os\n"))
+    assert "<img" not in html and "<script" not in html and "javascript:" not in html, html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert '<a href="https://example.com" rel="noopener noreferrer"' in html
+    # An open fence (a reply still streaming) is already a highlighted block.
+    assert '<pre><code class="hljs language-python"><span class="hljs-keyword">import</span>' in html
+
+
+def test_dashboard_percentiles_interpolate_within_buckets(browser, open_server):
+    """Prometheus' histogram_quantile: linear within the bucket holding the
+    rank, over the observations between two scrapes."""
+    open_page(browser, open_server.base_url)
+    quantiles = browser.execute_script("""
+        const now = Metrics.buckets(Metrics.parse(arguments[0]), 'h');
+        const then = Metrics.buckets(Metrics.parse(arguments[1]), 'h');
+        return [Metrics.quantile(0.5, now, null), Metrics.quantile(0.9, now, null),
+                Metrics.quantile(0.99, now, null), Metrics.quantile(0.5, now, then),
+                Metrics.quantile(0.25, now, then), Metrics.quantile(0.5, then, then)];
+    """, 'h_bucket{model_name="m",le="1"} 2\nh_bucket{model_name="m",le="2"} 6\n'
+         'h_bucket{model_name="m",le="4"} 10\nh_bucket{model_name="m",le="+Inf"} 10\n',
+         'h_bucket{le="1"} 2\nh_bucket{le="2"} 2\nh_bucket{le="4"} 2\nh_bucket{le="+Inf"} 2\n')
+    assert quantiles == [1.75, 3.5, 3.95, 2.0, 1.5, None]
+
+
 def test_stop_button_aborts_the_request(browser, open_server):
     open_page(browser, open_server.base_url)
     send_prompt(browser, "Tell me a very long story about a dragon and a knight.", 2000,

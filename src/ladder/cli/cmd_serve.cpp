@@ -89,6 +89,10 @@ void run_serve(const ServeFlags& flags) {
                 options.server.served_model_name.c_str(), kv_cache_summary(plan).c_str(),
                 plan.max_model_len, speculative.c_str(), connections.c_str(),
                 options.server.api_keys.empty() ? "" : ", API key required");
+            if (options.server.web_ui) {
+                std::printf("ladder serve: chat and dashboard at http://%s:%d/\n",
+                            options.server.host.c_str(), listening.port);
+            }
             std::fflush(stdout);
         });
 }

@@ -65,7 +65,7 @@ const Api = (() => {
         if (!data) continue;
         if (data === "[DONE]") return;
         const chunk = JSON.parse(data);
-        if (chunk.error) throw new ApiError(chunk.error.code || 500, chunk.error.message);
+        if (chunk.error) throw new ApiError(500, chunk.error.message);  // the engine failed
         onChunk(chunk);
       }
     }

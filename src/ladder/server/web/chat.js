@@ -217,5 +217,5 @@ const Chat = (() => {
     });
   }
 
-  return { init };
+  return { init, render };
 })();
