@@ -146,7 +146,7 @@ def test_missing_or_wrong_api_key_is_401(server):
 
 
 def test_unknown_route_is_404(server):
-    for method, path in (("GET", "/v2/models"), ("POST", "/v1/embeddings"), ("GET", "/")):
+    for method, path in (("GET", "/v2/models"), ("POST", "/v1/embeddings"), ("GET", "/nope")):
         status, _, error = http_raw.request_json(server, method, path, b"{}")
         assert_error(status, error, 404)
 

@@ -209,6 +209,24 @@ def test_chat_turn_streams_and_renders(browser, open_server):
     assert console_errors(browser) == []
 
 
+def test_reasoning_is_shown_apart_from_the_answer(browser):
+    """With a reasoning parser, `reasoning_content` is folded above the answer
+    (SmolLM2 never writes </think>, so all it says is reasoning)."""
+    instance = start_server("--reasoning-parser", "deepseek_r1", api_key=None)
+    try:
+        open_page(browser, instance.base_url)
+        send_prompt(browser, "Say hello.", 12)
+        wait_until(lambda: reply_finished(browser), message="the reply")
+        thinking = last_reply(browser).find_element("css selector", "details.reasoning")
+        assert thinking.is_displayed()
+        thinking.find_element("css selector", "summary").click()
+        assert thinking.find_element("css selector", "div").text.strip()
+        assert last_reply(browser).find_element("css selector", ".body").text == ""
+        assert "12 generated" in last_reply(browser).find_element("css selector", ".figures").text
+    finally:
+        assert instance.stop() == 0
+
+
 def test_model_output_cannot_inject_markup(browser, open_server):
     open_page(browser, open_server.base_url)
     html = browser.execute_script("return Chat.render(arguments[0])", (

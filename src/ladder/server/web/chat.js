@@ -140,11 +140,19 @@ const Chat = (() => {
     const reply = addMessage("assistant", "");
     reply.classList.add("streaming");
     const body = reply.querySelector(".body");
+    // A reasoning model's thinking (`reasoning_content`), folded away above
+    // the answer; only the answer goes back into the conversation.
+    const thinking = document.createElement("details");
+    thinking.className = "reasoning";
+    thinking.hidden = true;
+    thinking.innerHTML = "<summary>Reasoning</summary><div></div>";
+    reply.insertBefore(thinking, body);
     const figures = document.createElement("div");
     figures.className = "figures";
     reply.appendChild(figures);
 
     let text = "";
+    let reasoning = "";
     let usage = null;
     let finishReason = null;
     let firstToken = null;
@@ -152,12 +160,20 @@ const Chat = (() => {
     const started = performance.now();
     const controller = new AbortController();
     setRunning(controller);
+    const paint = () => {
+      body.innerHTML = render(text);
+      if (reasoning) {
+        thinking.hidden = false;
+        thinking.lastChild.textContent = reasoning;
+      }
+    };
+    // At most one render a frame, however fast the tokens come.
     const queueRender = () => {
       if (renderQueued) return;
       renderQueued = true;
       requestAnimationFrame(() => {
         renderQueued = false;
-        body.innerHTML = render(text);
+        paint();
         reply.scrollIntoView({ block: "end" });
       });
     };
@@ -165,10 +181,11 @@ const Chat = (() => {
       await Api.stream("/v1/chat/completions", requestBody(), controller.signal, (chunk) => {
         if (chunk.usage) usage = chunk.usage;
         for (const choice of chunk.choices || []) {
-          const delta = (choice.delta && choice.delta.content) || "";
-          if (delta) {
+          const delta = choice.delta || {};
+          if (delta.content || delta.reasoning_content) {
             if (firstToken === null) firstToken = performance.now();
-            text += delta;
+            text += delta.content || "";
+            reasoning += delta.reasoning_content || "";
             queueRender();
           }
           if (choice.finish_reason) finishReason = choice.finish_reason;
@@ -180,7 +197,7 @@ const Chat = (() => {
       } else {
         showError(error.message);
         if (error.status === 401) onUnauthorized();
-        if (text === "") {  // nothing came: take the turn back so it can be resent
+        if (text === "" && reasoning === "") {  // nothing came: take the turn back to resend it
           history.pop();
           reply.remove();
           $("prompt").value = prompt;
@@ -191,7 +208,7 @@ const Chat = (() => {
       }
     }
     setRunning(null);
-    body.innerHTML = render(text);
+    paint();
     reply.classList.remove("streaming");
     history.push({ role: "assistant", content: text });
     figures.textContent = figuresText(usage, started, firstToken, performance.now(), finishReason);
