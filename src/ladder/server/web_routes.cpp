@@ -18,7 +18,7 @@ namespace {
 // Scripts, styles, images and fetches from this origin only; no plugins, no
 // <base>, no form posts, and no framing (clickjacking).
 constexpr const char* kContentSecurityPolicy =
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; "
     "form-action 'none'; frame-ancestors 'none'";
 
