@@ -206,6 +206,16 @@ def test_chat_turn_streams_and_renders(browser, open_server):
                and reply_finished(browser), message="the second reply")
     second = last_reply(browser).find_element("css selector", ".figures").text
     assert "(0 cached)" not in second, second
+    first_prompt_tokens = figures.split(" ")[0]
+    assert int(second.split(" ")[0]) > int(first_prompt_tokens)
+
+    # New chat forgets the conversation: the first prompt alone again.
+    browser.find_element("id", "new-chat").click()
+    assert browser.find_elements("css selector", ".message") == []
+    send_prompt(browser, "Write a Python function that adds two numbers, in a code block.", 4)
+    wait_until(lambda: reply_finished(browser), message="the reply in a new chat")
+    again = last_reply(browser).find_element("css selector", ".figures").text
+    assert again.split(" ")[0] == first_prompt_tokens, (figures, again)
     assert console_errors(browser) == []
 
 

@@ -7,6 +7,7 @@
 const Chat = (() => {
   const history = [];  // {role, content} of the turns so far
   let running = null;  // the AbortController of the reply being streamed
+  let conversation = 0;  // counts "New chat"s: a reply aborted by one is not kept
 
   const $ = (id) => document.getElementById(id);
 
@@ -158,6 +159,7 @@ const Chat = (() => {
     let firstToken = null;
     let renderQueued = false;
     const started = performance.now();
+    const ofConversation = conversation;
     const controller = new AbortController();
     setRunning(controller);
     const paint = () => {
@@ -208,6 +210,7 @@ const Chat = (() => {
       }
     }
     setRunning(null);
+    if (ofConversation !== conversation) return;
     paint();
     reply.classList.remove("streaming");
     history.push({ role: "assistant", content: text });
@@ -228,6 +231,7 @@ const Chat = (() => {
     $("stop").addEventListener("click", () => running && running.abort());
     $("new-chat").addEventListener("click", () => {
       if (running) running.abort();
+      conversation += 1;
       history.length = 0;
       $("messages").replaceChildren();
       showError("");
