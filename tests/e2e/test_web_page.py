@@ -280,6 +280,8 @@ def test_stop_button_aborts_the_request(browser, open_server):
     wait_until(lambda: metric(open_server.base_url, "ladder:num_requests_running") == 0,
                timeout=10, message="0 running in /metrics")
     assert metric(open_server.base_url, "ladder:num_requests_waiting") == 0
+    wait_until(lambda: metric(open_server.base_url, "ladder:kv_cache_blocks_used") == 0,
+               timeout=10, message="its KV blocks freed")
 
 
 def test_dashboard_follows_a_bench_run(browser, open_server):
