@@ -14,6 +14,7 @@
 #   FLEET_THREADS           -t of each replica (default 1)
 #   FLEET_DIR               state, logs, config and admin socket (default .fleet)
 #   FLEET_SERVE_ARGS        more `ladder serve` flags for every replica
+#   FLEET_ROUTING           prefix (default: by prompt prefix) or roundrobin (for comparison)
 #   LADDER                  the binary (default build/bin/ladder)
 #   LADDER_MODEL            the model (default models/SmolLM2-135M-Instruct.Q4_1.gguf)
 set -euo pipefail
@@ -27,6 +28,7 @@ FLEET_REDIS_PORT="${FLEET_REDIS_PORT:-6380}"
 FLEET_REDIS_MAXMEMORY="${FLEET_REDIS_MAXMEMORY:-1gb}"
 FLEET_HOST="${FLEET_HOST:-127.0.0.1}"
 FLEET_THREADS="${FLEET_THREADS:-1}"
+FLEET_ROUTING="${FLEET_ROUTING:-prefix}"
 FLEET_DIR="$(realpath -m "${FLEET_DIR:-.fleet}")"
 LADDER="$(realpath -m "${LADDER:-build/bin/ladder}")"
 LADDER_MODEL="$(realpath -m "${LADDER_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}")"
@@ -41,6 +43,11 @@ if ((${#replica_ports[@]} != FLEET_REPLICAS)); then
     fleet_log "FLEET_REPLICA_PORTS names ${#replica_ports[@]} ports for $FLEET_REPLICAS replicas"
     exit 2
 fi
+case "$FLEET_ROUTING" in
+prefix) balance="" ;;
+roundrobin) balance="roundrobin" ;;
+*) fleet_log "FLEET_ROUTING is prefix or roundrobin, not $FLEET_ROUTING"; exit 2 ;;
+esac
 [ -x "$LADDER" ] || { fleet_log "$LADDER missing: run \`make build\`"; exit 1; }
 [ -f "$LADDER_MODEL" ] || { fleet_log "$LADDER_MODEL missing: run \`make model\`"; exit 1; }
 
@@ -105,7 +112,11 @@ for ((index = 1; index <= FLEET_REPLICAS; index++)); do
 done
 
 {
-    cat deploy/haproxy.cfg
+    if [ -n "$balance" ]; then
+        sed "s/^\( *balance \).*/\1$balance/" deploy/haproxy.cfg
+    else
+        cat deploy/haproxy.cfg
+    fi
     deploy/haproxy_servers.sh "${addresses[@]}"
 } >"$FLEET_DIR/haproxy.cfg"
 export FLEET_BIND="$FLEET_HOST:$FLEET_PORT" FLEET_ADMIN_SOCKET="$FLEET_DIR/admin.sock"
@@ -121,7 +132,7 @@ until [ -S "$FLEET_ADMIN_SOCKET" ]; do
     sleep 0.1
 done
 fleet_log "haproxy on http://$FLEET_HOST:$FLEET_PORT (pid $haproxy_pid, admin socket $FLEET_ADMIN_SOCKET, log $FLEET_DIR/haproxy.log)"
-fleet_log "ready: $FLEET_REPLICAS replicas behind http://$FLEET_HOST:$FLEET_PORT; Ctrl-C stops them all"
+fleet_log "ready: $FLEET_REPLICAS replicas behind http://$FLEET_HOST:$FLEET_PORT, routing by $FLEET_ROUTING; Ctrl-C stops them all"
 
 # In the foreground until a signal, or until HAProxy or Redis goes away.
 while alive "$haproxy_pid" && alive "$redis_pid"; do

@@ -50,7 +50,8 @@ class Fleet:
     """A running scripts/fleet.sh; `host`, `port` and `api_key` are HAProxy's,
     so http_raw's helpers take a Fleet as they take a Server."""
 
-    def __init__(self, directory, replicas=2, timeout=180):
+    def __init__(self, directory, replicas=2, timeout=180, serve_args="--kv-cache-mem 256MiB",
+                 routing="prefix"):
         self.directory = str(directory)
         self.host = "127.0.0.1"
         self.api_key = None
@@ -61,7 +62,7 @@ class Fleet:
                    FLEET_REDIS_PORT=str(redis_port),
                    FLEET_REPLICA_PORTS=" ".join(map(str, replica_ports)),
                    FLEET_DIR=self.directory, LADDER=ladder_bin(), LADDER_MODEL=DEFAULT_MODEL,
-                   FLEET_SERVE_ARGS="--kv-cache-mem 256MiB")
+                   FLEET_SERVE_ARGS=serve_args, FLEET_ROUTING=routing)
         env.pop("LADDER_API_KEY", None)
         # A session of its own, so a failed test can still stop every process.
         self.process = subprocess.Popen([FLEET_SCRIPT], env=env, stderr=subprocess.PIPE,
