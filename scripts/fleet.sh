@@ -68,6 +68,7 @@ declare -p FLEET_HOST FLEET_THREADS KV_REMOTE_ARGS FLEET_SERVE_ARGS LADDER LADDE
 redis_pid=""
 haproxy_pid=""
 stopping=0
+# shellcheck disable=SC2317  # run from the traps below
 stop_all() {
     ((stopping)) && return
     stopping=1
@@ -125,10 +126,10 @@ haproxy -db -f "$FLEET_DIR/haproxy.cfg" >"$FLEET_DIR/haproxy.log" 2>&1 &
 haproxy_pid=$!
 deadline=$((SECONDS + 10))
 until [ -S "$FLEET_ADMIN_SOCKET" ]; do
-    alive "$haproxy_pid" && ((SECONDS < deadline)) || {
+    if ! alive "$haproxy_pid" || ((SECONDS >= deadline)); then
         fleet_log "haproxy did not start: $FLEET_DIR/haproxy.log"
         exit 1
-    }
+    fi
     sleep 0.1
 done
 fleet_log "haproxy on http://$FLEET_HOST:$FLEET_PORT (pid $haproxy_pid, admin socket $FLEET_ADMIN_SOCKET, log $FLEET_DIR/haproxy.log)"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/fleet.sh and scripts/rolling_update.sh: where a fleet's
 # state lives, how a replica starts, and how to talk to HAProxy's admin socket.
 # A fleet directory holds, per replica N: replicaN.port, replicaN.pid,
