@@ -14,20 +14,17 @@ Usage: .venv/bin/python scripts/bench_fleet.py routing|rolling|failover [options
 """
 
 import argparse
-import http.client
 import json
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from fleet import ROLLING_UPDATE_SCRIPT, Fleet  # noqa: E402
+from fleet import ROLLING_UPDATE_SCRIPT, Fleet, StreamingLoad  # noqa: E402
 from ladder_server import ladder_bin  # noqa: E402
 
 
@@ -103,58 +100,11 @@ def rolling(args):
           f"{result['failed']} failed, {truncated(result)} truncated streams")
 
 
-class Streams:
-    """Clients sending streaming chat requests back to back; each outcome
-    with its start and end time."""
-
-    def __init__(self, fleet, clients, max_tokens):
-        self.fleet, self.max_tokens = fleet, max_tokens
-        self.stopping = threading.Event()
-        self.outcomes = []
-        self.lock = threading.Lock()
-        self.threads = [threading.Thread(target=self._client, args=(c,)) for c in range(clients)]
-        for thread in self.threads:
-            thread.start()
-
-    def _client(self, client):
-        n = 0
-        while not self.stopping.is_set():
-            start = time.monotonic()
-            outcome = self._one(f"You are support bot {client % 4}.", f"Question {client}.{n}?")
-            with self.lock:
-                self.outcomes.append((start, time.monotonic(), outcome))
-            n += 1
-
-    def _one(self, system, question):
-        connection = http.client.HTTPConnection(self.fleet.host, self.fleet.port, timeout=120)
-        try:
-            connection.request("POST", "/v1/chat/completions", json.dumps({
-                "messages": [{"role": "system", "content": system},
-                             {"role": "user", "content": question}],
-                "max_tokens": self.max_tokens, "ignore_eos": True, "stream": True}),
-                {"Content-Type": "application/json"})
-            response = connection.getresponse()
-            if response.status != 200:
-                return f"status {response.status}"
-            body = response.read()
-        except (OSError, http.client.HTTPException) as error:
-            return type(error).__name__
-        finally:
-            connection.close()
-        return "ok" if body.rstrip().endswith(b"data: [DONE]") else "truncated"
-
-    def stop(self):
-        self.stopping.set()
-        for thread in self.threads:
-            thread.join(300)
-        return self.outcomes
-
-
 def failover(args):
     with tempfile.TemporaryDirectory() as directory:
         fleet = Fleet(directory, serve_args=f"--kv-cache-mem {args.kv_cache_mem}")
         try:
-            streams = Streams(fleet, args.clients, args.output_len)
+            streams = StreamingLoad(fleet, args.clients, args.output_len)
             time.sleep(args.update_after)
             victim = fleet.replicas[0]
             killed = time.monotonic()
@@ -167,15 +117,20 @@ def failover(args):
         finally:
             fleet.stop()
             fleet.kill()
-    bad = [(start, end, what) for start, end, what in outcomes if what != "ok"]
-    in_flight = [b for b in bad if b[0] < killed]
-    after = [b for b in bad if b[0] >= detected]
-    between = [b for b in bad if killed <= b[0] < detected]
-    print(f"{len(outcomes)} streams; replica1 killed, DOWN in haproxy after "
-          f"{(detected - killed) * 1000:.0f} ms; failed: {len(in_flight)} in flight on it "
-          f"({', '.join(sorted({b[2] for b in in_flight})) or '-'}), {len(between)} started "
-          f"before detection, {len(after)} started after; "
-          f"{sum(1 for s, _, w in outcomes if s >= detected and w == 'ok')} ok after detection")
+    bad = [r for r in outcomes if r.outcome != "ok"]
+    in_flight = [r for r in outcomes if r.start < killed < r.end]
+    on_victim = [r for r in in_flight if r.replica == victim.name]
+    failed_in_flight = [r for r in bad if r.start < killed]
+    between = [r for r in bad if killed <= r.start < detected]
+    after = [r for r in bad if r.start >= detected]
+    print(f"{len(outcomes)} streams; replica1 killed with {len(in_flight)} streams in flight on "
+          f"the fleet ({len(on_victim)} on it), DOWN in haproxy after "
+          f"{(detected - killed) * 1000:.0f} ms; failed: "
+          f"{len(failed_in_flight)} of those in flight "
+          f"({', '.join(sorted({r.outcome for r in failed_in_flight})) or '-'}), "
+          f"{len(between)} started before detection, {len(after)} started after; "
+          f"{sum(1 for r in outcomes if r.start >= detected and r.outcome == 'ok')} "
+          f"ok after detection")
 
 
 def main():

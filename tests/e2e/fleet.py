@@ -2,6 +2,9 @@
 replicas, HAProxy) on free loopback ports for the tests, and talking to its
 HAProxy admin socket."""
 
+import collections
+import http.client
+import json
 import os
 import re
 import signal
@@ -10,6 +13,7 @@ import subprocess
 import threading
 import time
 
+import http_raw
 from ladder_server import DEFAULT_MODEL, ROOT, ladder_bin
 
 FLEET_SCRIPT = os.path.join(ROOT, "scripts", "fleet.sh")
@@ -137,3 +141,65 @@ class Fleet:
         except ProcessLookupError:
             pass
         self.process.wait()
+
+
+# One request of a StreamingLoad: when it started and ended (monotonic
+# seconds), "ok" or what went wrong, and the replica that answered.
+StreamResult = collections.namedtuple("StreamResult", "start end outcome replica")
+
+
+class StreamingLoad:
+    """Clients that each send streaming completions (every prompt its own)
+    one after another until stopped, and keep what each request got."""
+
+    def __init__(self, fleet, clients, max_tokens):
+        self.fleet = fleet
+        self.max_tokens = max_tokens
+        self.stopping = threading.Event()
+        self.results = []
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._client, args=(c,)) for c in range(clients)]
+        for thread in self.threads:
+            thread.start()
+
+    def _client(self, client):
+        n = 0
+        while not self.stopping.is_set():
+            start = time.monotonic()
+            outcome, replica = self._one(
+                f"Customer {client} asks question {n}: where are the nails?")
+            with self.lock:
+                self.results.append(StreamResult(start, time.monotonic(), outcome, replica))
+            n += 1
+
+    def _one(self, prompt):
+        """'ok', or what went wrong: a status, a cut stream, a short answer."""
+        connection = http.client.HTTPConnection(self.fleet.host, self.fleet.port, timeout=120)
+        replica = None
+        try:
+            connection.request("POST", "/v1/completions", json.dumps({
+                "prompt": prompt, "max_tokens": self.max_tokens, "ignore_eos": True,
+                "stream": True, "stream_options": {"include_usage": True}}),
+                {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            replica = response.getheader("X-Ladder-Replica")
+            if response.status != 200:
+                return f"status {response.status}", replica
+            body = response.read()  # IncompleteRead if the stream is cut
+        except (OSError, http.client.HTTPException) as error:
+            return f"failed: {type(error).__name__}", replica
+        finally:
+            connection.close()
+        events = http_raw.sse_events(body)
+        if not events or events[-1] != "[DONE]":
+            return "truncated", replica
+        usage = json.loads(events[-2])["usage"]
+        if usage["completion_tokens"] != self.max_tokens:
+            return f"short: {usage}", replica
+        return "ok", replica
+
+    def stop(self):
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(300)
+        return self.results

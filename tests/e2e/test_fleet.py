@@ -2,16 +2,13 @@
 Requests that share a first message land on one replica; a drained replica
 gets no new requests; a rolling update under load loses nothing."""
 
-import http.client
-import json
 import subprocess
-import threading
 import time
 
 import pytest
 
 import http_raw
-from fleet import ROLLING_UPDATE_SCRIPT, Fleet
+from fleet import ROLLING_UPDATE_SCRIPT, Fleet, StreamingLoad
 
 CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"
@@ -84,64 +81,9 @@ def test_a_drained_replica_gets_no_new_requests(fleet):
     assert chat(fleet, system_prompt(bot), "Again?") == drained.name
 
 
-class StreamingLoad:
-    """Clients that each send streaming completions one after another until
-    stopped, and keep what every one of them got."""
-
-    MAX_TOKENS = 24
-
-    def __init__(self, fleet, clients):
-        self.fleet = fleet
-        self.stopping = threading.Event()
-        self.results = []
-        self.lock = threading.Lock()
-        self.threads = [threading.Thread(target=self._client, args=(c,)) for c in range(clients)]
-        for thread in self.threads:
-            thread.start()
-
-    def _client(self, client):
-        n = 0
-        while not self.stopping.is_set():
-            result = self._one(f"Customer {client} asks question {n}: where are the nails?")
-            with self.lock:
-                self.results.append(result)
-            n += 1
-
-    def _one(self, prompt):
-        """'ok', or what went wrong: a status, a cut stream, a short answer."""
-        connection = http.client.HTTPConnection(self.fleet.host, self.fleet.port, timeout=120)
-        try:
-            connection.request("POST", COMPLETIONS, json.dumps({
-                "prompt": prompt, "max_tokens": self.MAX_TOKENS, "ignore_eos": True,
-                "stream": True, "stream_options": {"include_usage": True}}),
-                {"Content-Type": "application/json"})
-            response = connection.getresponse()
-            replica = response.getheader("X-Ladder-Replica")
-            if response.status != 200:
-                return f"status {response.status}", replica
-            body = response.read()  # IncompleteRead if the stream is cut
-        except (OSError, http.client.HTTPException) as error:
-            return f"failed: {error!r}", None
-        finally:
-            connection.close()
-        events = http_raw.sse_events(body)
-        if not events or events[-1] != "[DONE]":
-            return "truncated", replica
-        usage = json.loads(events[-2])["usage"]
-        if usage["completion_tokens"] != self.MAX_TOKENS:
-            return f"short: {usage}", replica
-        return "ok", replica
-
-    def stop(self):
-        self.stopping.set()
-        for thread in self.threads:
-            thread.join(180)
-        return self.results
-
-
 def test_a_rolling_update_under_load_loses_nothing(fleet):
     old_pids = [replica.pid for replica in fleet.replicas]
-    load = StreamingLoad(fleet, clients=3)
+    load = StreamingLoad(fleet, clients=3, max_tokens=24)
     try:
         time.sleep(1)  # requests in flight on both replicas when the update begins
         update = subprocess.run([ROLLING_UPDATE_SCRIPT, "--fleet-dir", fleet.directory,
@@ -153,9 +95,9 @@ def test_a_rolling_update_under_load_loses_nothing(fleet):
     assert update.returncode == 0, update.stderr
     assert "rolling update done: 2 replicas" in update.stderr
     assert all(replica.pid not in old_pids for replica in fleet.replicas)
-    failures = [r for r in results if r[0] != "ok"]
+    failures = [r for r in results if r.outcome != "ok"]
     assert not failures, f"{len(failures)} of {len(results)} requests failed: {failures[:5]}"
     assert len(results) >= 6, results
-    assert {replica for _, replica in results} == {"replica1", "replica2"}
+    assert {r.replica for r in results} == {"replica1", "replica2"}
     for name in ("replica1", "replica2"):
         assert fleet.server_status(name) == "UP"
