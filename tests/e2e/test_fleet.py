@@ -1,7 +1,10 @@
 """The fleet: replicas behind HAProxy (deploy/haproxy.cfg, scripts/fleet.sh).
 Requests that share a first message land on one replica; a drained replica
-gets no new requests; a rolling update under load loses nothing."""
+gets no new requests; a rolling update under load loses nothing; the
+requests of a killed replica go to the other."""
 
+import os
+import signal
 import subprocess
 import time
 
@@ -101,3 +104,14 @@ def test_a_rolling_update_under_load_loses_nothing(fleet):
     assert {r.replica for r in results} == {"replica1", "replica2"}
     for name in ("replica1", "replica2"):
         assert fleet.server_status(name) == "UP"
+
+
+def test_requests_for_a_killed_replica_are_answered_by_the_other(fleet):
+    victim = fleet.replicas[0]
+    bot = next(b for b in range(8) if chat(fleet, system_prompt(b), "Hi?") == victim.name)
+    os.kill(victim.pid, signal.SIGKILL)
+    # Sent at once, before a health check can have seen it: the refused
+    # connection is retried on the other replica, and the client sees nothing.
+    for q in range(4):
+        assert chat(fleet, system_prompt(bot), f"Question {q}?") == "replica2"
+    fleet.wait_status(victim.name, "DOWN", timeout=5)
