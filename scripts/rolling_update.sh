@@ -7,6 +7,8 @@
 #   4. starts the new one on the same port and waits for /health 200;
 #   5. sets it back to `ready` and waits until HAProxy sees it up,
 #      so one replica at most is ever out.
+# A new replica that does not come up healthy stops the update there: that
+# replica stays drained (and down), the ones not yet replaced keep serving.
 #
 # Usage: scripts/rolling_update.sh [--ladder BIN] [--model FILE]
 #            [--fleet-dir DIR] [--drain-timeout SECONDS]
@@ -21,11 +23,11 @@ new_model=""
 drain_timeout=600
 while (($#)); do
     case "$1" in
-    --ladder) new_binary="$2"; shift 2 ;;
-    --model) new_model="$2"; shift 2 ;;
-    --fleet-dir) fleet_dir="$2"; shift 2 ;;
-    --drain-timeout) drain_timeout="$2"; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --ladder) new_binary="${2:?--ladder needs a binary}"; shift 2 ;;
+    --model) new_model="${2:?--model needs a file}"; shift 2 ;;
+    --fleet-dir) fleet_dir="${2:?--fleet-dir needs a directory}"; shift 2 ;;
+    --drain-timeout) drain_timeout="${2:?--drain-timeout needs seconds}"; shift 2 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) fleet_log "unknown argument $1 (see --help)"; exit 2 ;;
     esac
 done
