@@ -11,7 +11,7 @@ JOBS ?= $(shell nproc)
 LADDER := $(BUILD_DIR)/bin/ladder
 PYTHON := .venv/bin/python
 
-.PHONY: all deps build build-asan build-tsan build-fuzz model model-gemma3 model-draft-pair run test \
+.PHONY: all deps build build-asan build-tsan build-fuzz model model-gemma3 model-draft-pair run fleet test \
 	test-unit test-asan test-tsan fuzz test-python test-avx2-path test-scalar-path test-soak clean
 
 all: build
@@ -64,6 +64,12 @@ model-draft-pair: build model
 # drains and stops it.
 run: build model
 	$(LADDER) serve
+
+# A fleet on loopback, in the foreground (README, "A fleet behind HAProxy"):
+# redis-server, FLEET_REPLICAS (default 2) replicas with -t 1 and HAProxy on
+# http://127.0.0.1:8080, routing by prompt prefix. Ctrl-C stops them all.
+fleet: build model
+	@LADDER=$(abspath $(LADDER)) scripts/fleet.sh
 
 test: build model model-gemma3 model-draft-pair test-unit test-asan test-tsan fuzz test-python \
 	test-avx2-path test-scalar-path test-soak

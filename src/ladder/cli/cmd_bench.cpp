@@ -93,6 +93,8 @@ void add_dataset_flags(CLI::App& command, BenchFlags& flags) {
                        "draw lengths from [len x (1 - r), len x (1 + r)] (default 0)");
     command.add_option("--prefix-len", dataset.prefix_len,
                        "prefix: tokens every prompt shares (default 3000)");
+    command.add_option("--num-prefixes", dataset.n_prefixes,
+                       "prefix: distinct shared blocks, each prompt drawing one (default 1)");
     command.add_option("--num-prompts", dataset.n_prompts, "requests to send (default 1000)");
     command.add_option("--seed", dataset.seed, "seed of the prompts and arrivals (default 0)");
 }

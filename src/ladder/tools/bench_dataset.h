@@ -24,6 +24,8 @@ struct DatasetOptions {
     // vLLM's --random-range-ratio; the prefix keeps its length.
     double range_ratio = 0.0;
     int64_t prefix_len = 3000;
+    // prefix: distinct shared blocks (support bots); each prompt draws one.
+    int64_t n_prefixes = 1;
     int64_t n_prompts = 1000;
     uint64_t seed = 0;
     BenchEndpoint endpoint = BenchEndpoint::Completions;
@@ -38,7 +40,9 @@ std::vector<BenchPrompt> make_dataset(const DatasetOptions& options);
 std::vector<BenchPrompt> random_dataset(const DatasetOptions& options);
 // A block of prefix_len tokens shared by every prompt, then a question of
 // input_len of its own: what a prefix cache is for. Chat sends the block as
-// the system message and the question as the user's.
+// the system message and the question as the user's. With n_prefixes > 1,
+// that many blocks, and each prompt draws one (a fleet's many bots, whose
+// blocks together may not fit one replica's cache).
 std::vector<BenchPrompt> prefix_dataset(const DatasetOptions& options);
 // ShareGPT: [{"conversations": [{"from": "human", "value": ...},
 // {"from": "gpt", "value": ...}, ...]}, ...]: the first human turn is the

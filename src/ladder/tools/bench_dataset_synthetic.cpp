@@ -53,6 +53,7 @@ void check_synthetic_options(const DatasetOptions& options, const Lengths& defau
         util::fail("--range-ratio must be in [0, 1), not {}", options.range_ratio);
     }
     if (options.prefix_len < 0) util::fail("--prefix-len must not be negative");
+    if (options.n_prefixes < 1) util::fail("--num-prefixes must be at least 1");
 }
 
 // n random tokens in the endpoint's form: ids for completions, words for chat.
@@ -110,10 +111,17 @@ std::vector<BenchPrompt> prefix_dataset(const DatasetOptions& options) {
     const Lengths defaults{200, 300};
     check_synthetic_options(options, defaults);
     SeededRandom random(options.seed);
-    const json prefix = random_tokens(random, options.prefix_len, options.endpoint);
+    std::vector<json> prefixes;
+    for (int64_t i = 0; i < options.n_prefixes; ++i) {
+        prefixes.push_back(random_tokens(random, options.prefix_len, options.endpoint));
+    }
     std::vector<BenchPrompt> prompts;
     for (int64_t i = 0; i < options.n_prompts; ++i) {
         BenchPrompt prompt;
+        // One block draws nothing, so its prompts are those of before there were more.
+        const json& prefix = prefixes.size() == 1
+                                 ? prefixes[0]
+                                 : prefixes[random.between(0, options.n_prefixes - 1)];
         const int64_t question_len =
             draw_length(random, options.input_len.value_or(defaults.input), options.range_ratio);
         prompt.prompt_len = options.prefix_len + question_len;

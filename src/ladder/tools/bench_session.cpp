@@ -95,8 +95,11 @@ std::string describe_dataset(const DatasetOptions& options) {
                            len(options.output_len, 128), ratio);
     }
     if (options.kind == "prefix") {
-        return fmt::format("prefix (shared {}, input {}, output {}{})", options.prefix_len,
-                           len(options.input_len, 200), len(options.output_len, 300), ratio);
+        const std::string blocks =
+            options.n_prefixes > 1 ? fmt::format(" x {} blocks", options.n_prefixes) : "";
+        return fmt::format("prefix (shared {}{}, input {}, output {}{})", options.prefix_len,
+                           blocks, len(options.input_len, 200), len(options.output_len, 300),
+                           ratio);
     }
     return options.kind + " " + options.path;
 }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "ladder/tools/bench_client.h"
 #include "ladder/util/error.h"
 
@@ -93,6 +95,26 @@ TEST(BenchDataset, prefix_prompts_share_their_block_and_differ_after_it) {
     EXPECT_EQ(chat[0].payload[0]["role"], "system");
     EXPECT_EQ(chat[0].payload[0], chat[1].payload[0]) << "the system block is shared";
     EXPECT_NE(chat[0].payload[1], chat[1].payload[1]) << "the question is not";
+}
+
+TEST(BenchDataset, several_prefixes_each_shared_by_the_prompts_that_draw_it) {
+    DatasetOptions options = options_for("prefix", BenchEndpoint::Chat);
+    options.n_prompts = 60;
+    options.n_prefixes = 4;
+    std::map<std::string, int> prompts_per_block;
+    for (const BenchPrompt& prompt : make_dataset(options)) {
+        EXPECT_EQ(prompt.prompt_len, 64 + 32);
+        ++prompts_per_block[prompt.payload[0]["content"].get<std::string>()];
+    }
+    ASSERT_EQ(prompts_per_block.size(), 4u);
+    for (const auto& [block, count] : prompts_per_block) EXPECT_GE(count, 5) << block;
+
+    // One block: every prompt shares it.
+    options.n_prefixes = 1;
+    const std::vector<BenchPrompt> one = make_dataset(options);
+    for (const BenchPrompt& prompt : one) EXPECT_EQ(prompt.payload[0], one[0].payload[0]);
+    options.n_prefixes = 0;
+    EXPECT_THROW(make_dataset(options), util::InputError);
 }
 
 TEST(BenchDataset, prefix_defaults_are_the_support_bot) {
