@@ -211,6 +211,7 @@ HttpServer::HttpServer(ServerContext& context)
     add_model_routes(impl_->router, context);
     add_tokenize_routes(impl_->router, context);
     add_metrics_routes(impl_->router, context);
+    add_profile_routes(impl_->router, context);
 }
 
 HttpServer::~HttpServer() { stop(); }

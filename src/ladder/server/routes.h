@@ -16,5 +16,7 @@ void add_model_routes(Router& router, ServerContext& context);
 void add_tokenize_routes(Router& router, ServerContext& context);
 // GET /metrics
 void add_metrics_routes(Router& router, ServerContext& context);
+// POST /start_profile, /stop_profile (with --trace-dir)
+void add_profile_routes(Router& router, ServerContext& context);
 
 }  // namespace ladder::server

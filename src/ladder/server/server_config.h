@@ -37,6 +37,8 @@ struct ServerConfig {
     std::vector<std::string> allowed_hosts;
     // Origins whose web pages may call the API; "*": any.
     std::vector<std::string> allowed_origins;
+    // Where POST /start_profile writes traces; empty: the profile routes are off.
+    std::string trace_dir;
 };
 
 // --max-queue's default: a few steps' worth of sequences waiting, so a burst
