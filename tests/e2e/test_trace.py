@@ -143,7 +143,7 @@ def test_profile_routes_need_the_key_and_write_into_the_trace_dir(tmp_path):
         status, _, again = http_raw.request_json(server, "POST", "/start_profile", {})
         assert status == 409, again
         status, _, completion = http_raw.request_json(
-            server, "POST", "/v1/completions", {"prompt": "Hello", "max_tokens": 4})
+            server, "POST", "/v1/completions", {"prompt": "Hello", "max_tokens": 4, "ignore_eos": True})
         assert status == 200, completion
         status, _, stopped = http_raw.request_json(server, "POST", "/stop_profile", {})
         assert status == 200 and stopped["trace_file"] == path
@@ -151,7 +151,9 @@ def test_profile_routes_need_the_key_and_write_into_the_trace_dir(tmp_path):
         assert server.stop() == 0
     events = trace_format.load(path)
     by_phase = trace_format.validate(events)
-    assert sum(1 for e in by_phase["X"] if e["name"] == "step") >= 4
+    # Four tokens take four steps; the last may end after /stop_profile has
+    # already answered (the reply leaves before its step's slices are recorded).
+    assert sum(1 for e in by_phase["X"] if e["name"] == "step") >= 3
     begun, ended = trace_format.request_spans(events)
     assert len(begun) == 1 and ended == begun
 

@@ -21,17 +21,16 @@ std::string percent(double part, double whole) {
 
 void print_operations(const tools::TraceSummary& summary) {
     fmt::print("\n## Operations by share of step time\n\n");
-    const std::vector<TableColumn> columns = {{"operation", 16, false}, {"kind", 5, false},
-                                              {"calls", 7, true},       {"total ms", 9, true},
-                                              {"mean us", 9, true},     {"share of steps", 0, true}};
+    const std::vector<TableColumn> columns = {
+        {"operation", 16, false}, {"kind", 5, false},   {"calls", 7, true},
+        {"total ms", 9, true},    {"mean us", 9, true}, {"share of steps", 0, true}};
     fmt::print("{}", markdown_header(columns));
     for (const tools::OperationTime& op : summary.operations) {
-        fmt::print("{}", markdown_row(columns, {op.name, op.category, std::to_string(op.n_calls),
-                                                ms(op.total_us),
-                                                fmt::format("{:.1f}", op.total_us /
-                                                                          static_cast<double>(
-                                                                              op.n_calls)),
-                                                percent(op.total_us, summary.step_us)}));
+        fmt::print("{}", markdown_row(
+                             columns,
+                             {op.name, op.category, std::to_string(op.n_calls), ms(op.total_us),
+                              fmt::format("{:.1f}", op.total_us / static_cast<double>(op.n_calls)),
+                              percent(op.total_us, summary.step_us)}));
     }
 }
 
@@ -42,8 +41,8 @@ void print_layers(const tools::TraceSummary& summary) {
         if (op.category == "step" && op.name == "forward") forward_us = op.total_us;
     }
     fmt::print("\n## Per layer (ms)\n\n");
-    std::vector<TableColumn> columns = {{"layer", 5, true}, {"total", 8, true},
-                                        {"share of forward", 0, true}};
+    std::vector<TableColumn> columns = {
+        {"layer", 5, true}, {"total", 8, true}, {"share of forward", 0, true}};
     for (const std::string& name : summary.layer_operations) columns.push_back({name, 8, true});
     fmt::print("{}", markdown_header(columns));
     for (const tools::LayerTime& layer : summary.layers) {
@@ -63,10 +62,10 @@ void print_threads(const tools::TraceSummary& summary) {
                                               {"asleep ms", 9, true}};
     fmt::print("{}", markdown_header(columns));
     for (const tools::ThreadTime& thread : summary.threads) {
-        fmt::print("{}", markdown_row(columns, {thread.name, ms(thread.busy_us),
-                                                percent(thread.busy_us, summary.step_us),
-                                                std::to_string(thread.n_slices),
-                                                ms(thread.sleep_us)}));
+        fmt::print("{}",
+                   markdown_row(columns, {thread.name, ms(thread.busy_us),
+                                          percent(thread.busy_us, summary.step_us),
+                                          std::to_string(thread.n_slices), ms(thread.sleep_us)}));
     }
     fmt::print(
         "\nA worker's busy time is the tasks it ran; the rest of a step it spins or sleeps. "
@@ -89,8 +88,8 @@ void add_trace_summary_command(CLI::App& app) {
         fmt::print(
             "trace-summary: {}: {} steps computing {} tokens, {} ms of step time over {} ms; "
             "{} requests\n",
-            *path, summary.n_steps, summary.n_step_tokens, ms(summary.step_us),
-            ms(summary.span_us), summary.n_requests);
+            *path, summary.n_steps, summary.n_step_tokens, ms(summary.step_us), ms(summary.span_us),
+            summary.n_requests);
         print_operations(summary);
         print_layers(summary);
         print_threads(summary);

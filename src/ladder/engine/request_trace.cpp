@@ -81,8 +81,8 @@ void computed(Sequence& sequence, int32_t n_tokens, bool prefill, int64_t start_
 void finished(Sequence& sequence, FinishReason reason, int64_t ts_ns) {
     if (!ensure_span(sequence, ts_ns)) return;
     end_phase(sequence, ts_ns);
-    if (sequence.trace.flow_started) trace::flow(trace::Phase::FlowEnd, "request",
-                                                 trace_id(sequence), ts_ns);
+    if (sequence.trace.flow_started)
+        trace::flow(trace::Phase::FlowEnd, "request", trace_id(sequence), ts_ns);
     trace::async(trace::Phase::AsyncEnd, kCategory, "request", trace_id(sequence), ts_ns,
                  {{"finish_reason", 0, finish_reason_name(reason)},
                   {"generated_tokens", sequence.n_generated()}});

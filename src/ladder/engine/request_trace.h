@@ -17,8 +17,7 @@ void admitted(Sequence& sequence, int64_t ts_ns);
 void preempted(Sequence& sequence, int64_t ts_ns);
 // A step computed n_tokens of it, between start_ns and end_ns. prefill: the
 // prompt (or, after a preemption, the tokens recomputed), not one new token.
-void computed(Sequence& sequence, int32_t n_tokens, bool prefill, int64_t start_ns,
-              int64_t end_ns);
+void computed(Sequence& sequence, int32_t n_tokens, bool prefill, int64_t start_ns, int64_t end_ns);
 void finished(Sequence& sequence, FinishReason reason, int64_t ts_ns);
 
 }  // namespace ladder::engine::request_trace

@@ -20,19 +20,18 @@ namespace {
 void require_trace_dir(const ServerConfig& config) {
     if (config.trace_dir.empty()) {
         throw ApiError(404, "invalid_request_error",
-                       "profiling is off: start the server with --trace-dir DIR", "",
-                       "not_found");
+                       "profiling is off: start the server with --trace-dir DIR", "", "not_found");
     }
 }
 
 // ladder-trace-20260101-120000.123.json: one per start, in time order.
 std::string new_trace_path(const std::string& dir) {
     const auto now = std::chrono::system_clock::now();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        now.time_since_epoch()) % 1000;
-    const std::string name = fmt::format("ladder-trace-{:%Y%m%d-%H%M%S}.{:03d}.json",
-                                         fmt::gmtime(std::chrono::system_clock::to_time_t(now)),
-                                         ms.count());
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+    const std::string name =
+        fmt::format("ladder-trace-{:%Y%m%d-%H%M%S}.{:03d}.json",
+                    fmt::gmtime(std::chrono::system_clock::to_time_t(now)), ms.count());
     return (std::filesystem::path(dir) / name).string();
 }
 
@@ -53,8 +52,7 @@ void add_profile_routes(Router& router, ServerContext& context) {
                         util::trace::start(path);
                     } catch (const util::InputError& error) {
                         // Two starts at once: the second finds the first's trace.
-                        throw ApiError(409, "invalid_request_error", error.what(), "",
-                                       "conflict");
+                        throw ApiError(409, "invalid_request_error", error.what(), "", "conflict");
                     }
                     send_json(response, 200, {{"status", "profiling"}, {"trace_file", path}});
                 });

@@ -34,8 +34,7 @@ double number_field(const json& event, const char* key) {
 // The operation groups of a layer, in the order the forward pass runs them;
 // names that were not seen are left out.
 std::vector<std::string> ordered_layer_operations(const std::set<std::string>& seen) {
-    static const std::vector<std::string> kOrder = {"norm", "qkv", "attention", "out_proj",
-                                                    "mlp"};
+    static const std::vector<std::string> kOrder = {"norm", "qkv", "attention", "out_proj", "mlp"};
     std::vector<std::string> names;
     for (const std::string& name : kOrder) {
         if (seen.contains(name)) names.push_back(name);
@@ -124,8 +123,9 @@ TraceSummary summarize_trace(const json& trace) {
     summary.span_us = last_end - first_start;
     summary.n_requests = static_cast<int64_t>(requests.size());
     for (auto& [key, op] : operations) summary.operations.push_back(op);
-    std::sort(summary.operations.begin(), summary.operations.end(),
-              [](const OperationTime& a, const OperationTime& b) { return a.total_us > b.total_us; });
+    std::sort(
+        summary.operations.begin(), summary.operations.end(),
+        [](const OperationTime& a, const OperationTime& b) { return a.total_us > b.total_us; });
     summary.layer_operations = ordered_layer_operations(layer_op_names);
     for (const auto& [layer, total] : layer_total) {
         LayerTime row{layer, total, {}};

@@ -98,7 +98,9 @@ void ThreadPool::worker_loop(int index) {
                 std::unique_lock<std::mutex> lock(sleep_mutex_);
                 wake_.wait(lock, [&] { return generation_.load() != seen || stopping_.load(); });
                 n_sleeping_.fetch_sub(1);
-                if (sleep_start != 0) trace::complete("pool", "sleep", sleep_start, trace::now_ns());
+                if (sleep_start != 0) {
+                    trace::complete("pool", "sleep", sleep_start, trace::now_ns());
+                }
             }
             now = generation_.load(std::memory_order_acquire);
         }

@@ -35,14 +35,14 @@ struct Arg {
 };
 
 enum class Phase : char {
-    Complete = 'X',      // a slice on its thread's track: ts and dur
-    AsyncBegin = 'b',    // nestable async span, matched by (category, id)
+    Complete = 'X',    // a slice on its thread's track: ts and dur
+    AsyncBegin = 'b',  // nestable async span, matched by (category, id)
     AsyncEnd = 'e',
     AsyncInstant = 'n',
-    FlowStart = 's',     // flow arrows between slices, matched by id
+    FlowStart = 's',  // flow arrows between slices, matched by id
     FlowStep = 't',
     FlowEnd = 'f',
-    Counter = 'C',       // each argument is one counter track
+    Counter = 'C',  // each argument is one counter track
 };
 
 constexpr int kMaxArgs = 5;

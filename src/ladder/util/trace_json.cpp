@@ -28,8 +28,7 @@ TraceJson::TraceJson(std::FILE* out, int64_t origin_ns, int pid)
     // one a line, and close() ends the array and the object.
     if (std::fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", out_) < 0) failed_ = true;
     emit_line(fmt::format(
-        R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"ladder"}}}})",
-        pid_));
+        R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"ladder"}}}})", pid_));
 }
 
 double TraceJson::micros(int64_t ns) const {
@@ -44,8 +43,9 @@ void TraceJson::emit_line(const std::string& line) {
 }
 
 void TraceJson::thread_name(int32_t tid, const std::string& name) {
-    emit_line(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
-                          pid_, tid, json_string(name)));
+    emit_line(
+        fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
+                    pid_, tid, json_string(name)));
 }
 
 bool TraceJson::admit(const Event& event) {
@@ -94,9 +94,10 @@ void TraceJson::write(const Event& event) {
 }
 
 void TraceJson::emit(const Event& event) {
-    std::string line = fmt::format(R"({{"ph":"{}","cat":{},"name":{},"pid":{},"tid":{},"ts":{:.3f})",
-                                   static_cast<char>(event.phase), json_string(event.category),
-                                   json_string(event.name), pid_, event.tid, micros(event.ts_ns));
+    std::string line =
+        fmt::format(R"({{"ph":"{}","cat":{},"name":{},"pid":{},"tid":{},"ts":{:.3f})",
+                    static_cast<char>(event.phase), json_string(event.category),
+                    json_string(event.name), pid_, event.tid, micros(event.ts_ns));
     switch (event.phase) {
         case Phase::Complete:
             line += fmt::format(R"(,"dur":{:.3f})",

@@ -100,18 +100,18 @@ TEST(TraceJson, writes_complete_events_with_microsecond_times_and_arguments) {
 }
 
 TEST(TraceJson, leaves_out_ends_of_spans_begun_before_the_trace) {
-    const json trace = write_through({async_event(Phase::AsyncEnd, "queued", 3, 10),
-                                      async_event(Phase::AsyncInstant, "preempted", 3, 11),
-                                      flow_event(Phase::FlowStep, 3, 12),
-                                      flow_event(Phase::FlowEnd, 3, 13)});
+    const json trace =
+        write_through({async_event(Phase::AsyncEnd, "queued", 3, 10),
+                       async_event(Phase::AsyncInstant, "preempted", 3, 11),
+                       flow_event(Phase::FlowStep, 3, 12), flow_event(Phase::FlowEnd, 3, 13)});
     EXPECT_EQ(trace["traceEvents"].size(), 2u) << trace.dump();
 }
 
 TEST(TraceJson, ends_spans_and_flows_still_open_at_close) {
-    const json trace = write_through({async_event(Phase::AsyncBegin, "request", 5, 10),
-                                      async_event(Phase::AsyncBegin, "decode", 5, 20),
-                                      flow_event(Phase::FlowStart, 5, 20)},
-                                     /*close_ns=*/9'000);
+    const json trace = write_through(
+        {async_event(Phase::AsyncBegin, "request", 5, 10),
+         async_event(Phase::AsyncBegin, "decode", 5, 20), flow_event(Phase::FlowStart, 5, 20)},
+        /*close_ns=*/9'000);
     EXPECT_EQ(phases_named(trace, "decode"), (std::vector<std::string>{"b", "e"}));
     const std::vector<json> events(trace["traceEvents"].begin(), trace["traceEvents"].end());
     // Innermost first: decode's end comes before the request's.
@@ -124,8 +124,9 @@ TEST(TraceJson, ends_spans_and_flows_still_open_at_close) {
         }
     }
     EXPECT_EQ(ends, (std::vector<std::string>{"decode", "request"}));
-    EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const json& e) { return e["ph"] == "f"; }),
-              1);
+    EXPECT_EQ(
+        std::count_if(events.begin(), events.end(), [](const json& e) { return e["ph"] == "f"; }),
+        1);
 }
 
 TEST(TraceJson, an_outer_end_ends_the_spans_nested_in_it) {
@@ -141,9 +142,9 @@ TEST(TraceJson, an_outer_end_ends_the_spans_nested_in_it) {
 }
 
 TEST(TraceJson, a_second_flow_start_for_an_open_id_is_left_out) {
-    const json trace = write_through({flow_event(Phase::FlowStart, 2, 10),
-                                      flow_event(Phase::FlowStart, 2, 20),
-                                      flow_event(Phase::FlowEnd, 2, 30)});
+    const json trace =
+        write_through({flow_event(Phase::FlowStart, 2, 10), flow_event(Phase::FlowStart, 2, 20),
+                       flow_event(Phase::FlowEnd, 2, 30)});
     EXPECT_EQ(phases_named(trace, "request"), (std::vector<std::string>{"s", "f"}));
 }
 
@@ -194,9 +195,8 @@ TEST(Trace, threads_recording_across_start_and_stop_leave_valid_json) {
         start(path);
         // Tasks long enough that the workers, not only the caller, take some.
         for (int region = 0; region < 40; ++region) {
-            pool.parallel_for(6, [](int64_t) {
-                std::this_thread::sleep_for(std::chrono::microseconds(300));
-            });
+            pool.parallel_for(
+                6, [](int64_t) { std::this_thread::sleep_for(std::chrono::microseconds(300)); });
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(120));  // past a writer flush
         stop();

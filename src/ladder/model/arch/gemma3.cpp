@@ -16,12 +16,12 @@
 #include "ladder/model/arch_registry.h"
 #include "ladder/model/forward_scratch.h"
 #include "ladder/model/paged_attention.h"
-#include "ladder/util/trace.h"
 #include "ladder/model/weights.h"
 #include "ladder/tensor/reference_ops.h"
 #include "ladder/util/check.h"
 #include "ladder/util/error.h"
 #include "ladder/util/thread_pool.h"
+#include "ladder/util/trace.h"
 
 namespace ladder::model {
 
