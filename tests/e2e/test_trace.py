@@ -165,3 +165,21 @@ def test_profile_routes_are_off_without_a_trace_dir():
         assert status == 404 and "--trace-dir" in body["error"]["message"]
     finally:
         server.stop()
+
+
+def test_run_traces_gemma3_layers_too(tmp_path):
+    from ladder_server import GEMMA3_MODEL
+    assert os.path.exists(GEMMA3_MODEL), "run `make model-gemma3`"
+    trace = tmp_path / "run.json"
+    result = subprocess.run(
+        [ladder_bin(), "run", "-m", GEMMA3_MODEL, "-t", "2", "-p", "Hello", "-n", "3",
+         "--temp", "0", "--json", "--trace", str(trace)],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    n_tokens = len(json.loads(result.stdout)["tokens"])
+    events = trace_format.load(trace)
+    by_phase = trace_format.validate(events)
+    steps = [e for e in by_phase["X"] if e["name"] == "step"]
+    assert len(steps) == n_tokens  # one step computes the prompt, each later one a token
+    layers = {e["args"]["layer"] for e in by_phase["X"] if e["name"] == "layer"}
+    assert layers == set(range(18))  # Gemma 3 270M

@@ -197,7 +197,14 @@ void set_thread_name(const std::string& name) {
 
 namespace {
 
-Event with_args(Event event, std::initializer_list<Arg> args) {
+Event make_event(Phase phase, const char* category, const char* name, int64_t ts_ns,
+                 uint64_t id, std::initializer_list<Arg> args) {
+    Event event;
+    event.phase = phase;
+    event.category = category;
+    event.name = name;
+    event.ts_ns = ts_ns;
+    event.id = id;
     for (const Arg& arg : args) {
         if (event.n_args == kMaxArgs) break;
         event.args[static_cast<size_t>(event.n_args++)] = arg;
@@ -210,46 +217,22 @@ Event with_args(Event event, std::initializer_list<Arg> args) {
 void complete(const char* category, const char* name, int64_t start_ns, int64_t end_ns,
               std::initializer_list<Arg> args) {
     if (!enabled()) return;
-    Event event;
-    event.phase = Phase::Complete;
-    event.category = category;
-    event.name = name;
-    event.ts_ns = start_ns;
+    Event event = make_event(Phase::Complete, category, name, start_ns, 0, args);
     event.dur_ns = end_ns - start_ns;
-    record(with_args(event, args));
+    record(event);
 }
 
 void async(Phase phase, const char* category, const char* name, uint64_t id, int64_t ts_ns,
            std::initializer_list<Arg> args) {
-    if (!enabled()) return;
-    Event event;
-    event.phase = phase;
-    event.category = category;
-    event.name = name;
-    event.id = id;
-    event.ts_ns = ts_ns;
-    record(with_args(event, args));
+    if (enabled()) record(make_event(phase, category, name, ts_ns, id, args));
 }
 
 void flow(Phase phase, const char* name, uint64_t id, int64_t ts_ns) {
-    if (!enabled()) return;
-    Event event;
-    event.phase = phase;
-    event.category = "flow";
-    event.name = name;
-    event.id = id;
-    event.ts_ns = ts_ns;
-    record(event);
+    if (enabled()) record(make_event(phase, "flow", name, ts_ns, id, {}));
 }
 
 void counter(const char* name, int64_t ts_ns, std::initializer_list<Arg> args) {
-    if (!enabled()) return;
-    Event event;
-    event.phase = Phase::Counter;
-    event.category = "counter";
-    event.name = name;
-    event.ts_ns = ts_ns;
-    record(with_args(event, args));
+    if (enabled()) record(make_event(Phase::Counter, "counter", name, ts_ns, 0, args));
 }
 
 void Scope::end() {
