@@ -15,7 +15,7 @@ from ladder_server import DEFAULT_MODEL, ladder_bin, start_server
 N_LAYERS = 30  # SmolLM2-135M
 
 
-def run_generate(tmp_path, n_requests, max_tokens):
+def run_generate(tmp_path, n_requests, max_tokens, kv_cache_mem="64MiB"):
     requests = tmp_path / "requests.jsonl"
     requests.write_text("".join(
         json.dumps({"prompt": f"Request {i} asks about rivers number {i}.",
@@ -24,16 +24,17 @@ def run_generate(tmp_path, n_requests, max_tokens):
     trace = tmp_path / "generate.json"
     result = subprocess.run(
         [ladder_bin(), "generate", "-m", DEFAULT_MODEL, "-t", "2", "-i", str(requests),
-         "-o", str(tmp_path / "out.jsonl"), "--no-progress", "--kv-cache-mem", "64MiB",
+         "-o", str(tmp_path / "out.jsonl"), "--no-progress", "--kv-cache-mem", kv_cache_mem,
          "--trace", str(trace)],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     n_steps = int(result.stderr.split(" steps, per step")[0].rsplit("generate: ", 1)[1])
-    return trace, n_steps
+    n_preemptions = int(result.stderr.split(" preemptions")[0].rsplit(" ", 1)[1])
+    return trace, n_steps, n_preemptions
 
 
 def test_generate_trace_has_every_step_and_one_span_per_request(tmp_path):
-    trace, n_steps = run_generate(tmp_path, n_requests=8, max_tokens=6)
+    trace, n_steps, _ = run_generate(tmp_path, n_requests=8, max_tokens=6)
     events = trace_format.load(trace)
     by_phase = trace_format.validate(events)
 
@@ -87,6 +88,31 @@ def test_generate_trace_has_every_step_and_one_span_per_request(tmp_path):
     share = float(forward_row.rstrip(" |").rsplit("|", 1)[1].strip().rstrip("%"))
     assert 10.0 < share <= 100.0, forward_row
     assert "| pool worker 1" in text and "| engine" in text
+
+
+def test_preemptions_show_as_a_requeue_then_the_request_computed_again(tmp_path):
+    # 5 blocks of 16 tokens for 8 requests of about 34: they take turns.
+    trace, _, n_preemptions = run_generate(tmp_path, n_requests=8, max_tokens=24,
+                                           kv_cache_mem="2MiB")
+    assert n_preemptions > 0
+    events = trace_format.load(trace)
+    by_phase = trace_format.validate(events)
+    preempted = [e for e in by_phase["n"] if e["name"] == "preempted"]
+    assert len(preempted) == n_preemptions
+    queued = [e for e in by_phase["b"] if e["name"] == "queued"]
+    assert len(queued) == 8 + n_preemptions
+    # Each preemption loses the KV: the request waits again, then is computed
+    # again (a prefill, or straight a decode where the prefix cache kept its blocks).
+    for event in preempted:
+        after = [(e["ph"], e["name"]) for e in events_of_request(events, event["id"])
+                 if e["ts"] >= event["ts"]]
+        start = after.index(("n", "preempted"))
+        assert after[start + 1:start + 3] == [("b", "queued"), ("e", "queued")], after
+        assert after[start + 3] in (("b", "prefill"), ("b", "decode")), after
+
+
+def events_of_request(events, request_id):
+    return [e for e in events if e["ph"] in "bne" and e.get("id") == request_id]
 
 
 def test_trace_summary_refuses_a_file_that_is_not_a_trace(tmp_path):
