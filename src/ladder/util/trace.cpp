@@ -197,8 +197,8 @@ void set_thread_name(const std::string& name) {
 
 namespace {
 
-Event make_event(Phase phase, const char* category, const char* name, int64_t ts_ns,
-                 uint64_t id, std::initializer_list<Arg> args) {
+Event make_event(Phase phase, const char* category, const char* name, int64_t ts_ns, uint64_t id,
+                 std::initializer_list<Arg> args) {
     Event event;
     event.phase = phase;
     event.category = category;
