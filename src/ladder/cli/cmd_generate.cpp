@@ -13,12 +13,14 @@
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
 #include "ladder/cli/speculative_options.h"
+#include "ladder/cli/trace_option.h"
 #include "ladder/engine/batch_runner.h"
 #include "ladder/engine/model_bundle.h"
 #include "ladder/server/openai_request.h"
 #include "ladder/util/error.h"
 #include "ladder/util/thread_pool.h"
 #include "ladder/util/timer.h"
+#include "ladder/util/trace.h"
 
 namespace ladder::cli {
 
@@ -31,6 +33,7 @@ struct GenerateOptions {
     std::string input_path;
     std::string output_path = "-";
     bool progress = true;
+    std::string trace_path;
 };
 
 // One input line: its requests are choices [first, first + count) of the batch.
@@ -216,6 +219,8 @@ void run_generate(const GenerateOptions& options) {
         resolve_model_path(options.engine.model_path), options.engine.chat_template);
     bundle.model->set_attention_path(options.engine.attention);
     configure_bundle(options.engine, bundle);
+    const util::trace::TraceFile trace(options.trace_path);
+    util::trace::set_thread_name("engine");
     util::ThreadPool pool(options.engine.n_threads);
     engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool,
                             engine_config(options.engine, bundle));
@@ -266,6 +271,7 @@ void add_generate_command(CLI::App& app) {
                         "JSONL results in input order: text, finish_reason, usage, timings; "
                         "- for stdout (default)");
     command->add_flag("!--no-progress", options->progress, "no progress bar on stderr");
+    add_trace_option(*command, options->trace_path);
     command->callback([options] { run_generate(*options); });
 }
 

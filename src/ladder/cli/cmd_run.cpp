@@ -10,10 +10,12 @@
 #include "ladder/cli/commands.h"
 #include "ladder/cli/generation_options.h"
 #include "ladder/cli/speculative_options.h"
+#include "ladder/cli/trace_option.h"
 #include "ladder/engine/engine_core.h"
 #include "ladder/engine/model_bundle.h"
 #include "ladder/util/error.h"
 #include "ladder/util/thread_pool.h"
+#include "ladder/util/trace.h"
 
 namespace ladder::cli {
 
@@ -26,6 +28,7 @@ struct RunOptions {
     bool show_timings = true;
     bool json = false;
     std::string speculative_config;
+    std::string trace_path;
 };
 
 // What the one request produced, gathered from its outputs.
@@ -78,6 +81,8 @@ void run(const CLI::App& command, const RunOptions& options) {
     config.max_model_len = context;
     config.prefix_caching = false;
     config.speculative = parse_speculative_config(options.speculative_config);
+    const util::trace::TraceFile trace(options.trace_path);
+    util::trace::set_thread_name("engine");
     util::ThreadPool pool(options.generation.n_threads);
     engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, config);
 
@@ -151,6 +156,7 @@ void add_run_command(CLI::App& app) {
     command->add_flag("--json", options->json,
                       "print one JSON object (prompt and generated token ids, text, timings)");
     add_speculative_option(*command, options->speculative_config);
+    add_trace_option(*command, options->trace_path);
     command->callback([command, options] { run(*command, *options); });
 }
 

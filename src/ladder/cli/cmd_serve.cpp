@@ -15,7 +15,9 @@
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
 #include "ladder/cli/speculative_options.h"
+#include "ladder/cli/trace_option.h"
 #include "ladder/server/serve.h"
+#include "ladder/util/trace.h"
 
 namespace ladder::cli {
 
@@ -27,6 +29,7 @@ struct ServeFlags {
     int64_t max_queue = 0;  // 0: server::default_max_queue()
     std::string api_key;
     std::string api_key_file;
+    std::string trace_path;
 };
 
 // --api-key-file's keys and --api-key's (else $LADDER_API_KEY's); none: open.
@@ -71,6 +74,8 @@ void run_serve(const ServeFlags& flags) {
     bundle.model->set_attention_path(flags.engine.attention);
     configure_bundle(flags.engine, bundle);
     options.engine = engine_config(flags.engine, bundle);
+    // Closed after serve() returns: after the drain that SIGTERM starts.
+    const util::trace::TraceFile trace(flags.trace_path);
     server::serve(
         bundle, options, [&](const server::Listening& listening, const engine::KvCachePlan& plan) {
             const std::string connections =
@@ -172,6 +177,12 @@ void add_serve_command(CLI::App& app) {
     command->add_flag("!--no-ui", server.web_ui,
                       "serve no web page at / (by default it offers a chat with the model and "
                       "a live dashboard of /metrics)");
+    add_trace_option(*command, flags->trace_path);
+    command
+        ->add_option("--trace-dir", server.trace_dir,
+                     "where POST /start_profile writes its trace (ladder-trace-<time>.json) "
+                     "until POST /stop_profile; without it those routes answer 404")
+        ->check(CLI::ExistingDirectory);
     command->callback([flags] { run_serve(*flags); });
 }
 

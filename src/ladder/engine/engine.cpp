@@ -1,5 +1,7 @@
 #include "ladder/engine/engine.h"
 
+#include "ladder/util/trace.h"
+
 namespace ladder::engine {
 
 Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, util::ThreadPool& pool,
@@ -54,6 +56,7 @@ EngineStats Engine::stats() const {
 }
 
 void Engine::run() {
+    util::trace::set_thread_name("engine");
     std::vector<Submission> submissions;
     std::vector<RequestId> aborts;
     while (true) {

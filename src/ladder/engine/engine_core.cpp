@@ -3,14 +3,18 @@
 #include <algorithm>
 
 #include "ladder/engine/marker_tokens.h"
+#include "ladder/engine/request_trace.h"
 #include "ladder/engine/verifier.h"
 #include "ladder/util/check.h"
 #include "ladder/util/error.h"
 #include "ladder/util/timer.h"
+#include "ladder/util/trace.h"
 
 namespace ladder::engine {
 
 namespace {
+
+namespace trace = util::trace;
 
 // OpenAI caps top_logprobs at 20.
 constexpr int32_t kMaxLogprobs = 20;
@@ -166,6 +170,7 @@ void EngineCore::add_request(RequestId id, RequestParams params, OutputSink sink
             throw;
         }
         added->sink = std::move(sink);
+        request_trace::arrived(*added, trace::enabled() ? trace::now_ns() : 0);
     } catch (const std::exception& error) {
         RequestOutput output;
         output.id = id;
@@ -221,18 +226,25 @@ void EngineCore::step() {
 
 void EngineCore::run_step() {
     const double start = util::now_seconds();
+    // Read once: a trace that starts or stops mid-step leaves this step out.
+    const bool tracing = trace::enabled();
+    auto mark = [tracing] { return tracing ? trace::now_ns() : int64_t{0}; };
+    const int64_t step_start = mark();
     if (speculator_) speculator_->propose(scheduler_.running());
     const Schedule& schedule = scheduler_.schedule();
+    for (Sequence* sequence : schedule.preempted) request_trace::preempted(*sequence, step_start);
     for (Sequence* sequence : schedule.admitted) {
         if (sequence->timings.first_scheduled == 0.0) sequence->timings.first_scheduled = start;
         // Blocks found in the prefix cache are cached already.
         sequence->n_blocks_offered = sequence->n_computed / plan_.block_size;
+        request_trace::admitted(*sequence, step_start);
     }
     for (Sequence* sequence : schedule.preempted) forget_kv(*sequence);
     stats_.n_preemptions += static_cast<int64_t>(schedule.preempted.size());
     LADDER_CHECK(!schedule.chunks.empty(), "a step with work scheduled nothing");
 
     build_batch(schedule);
+    const int64_t trace_forward_start = mark();
     const double forward_start = util::now_seconds();
     const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
     if (logits_.size() < batch_.logit_rows.size() * vocab)
@@ -240,8 +252,11 @@ void EngineCore::run_step() {
     model_.forward(batch_, kv_storage_, pool_,
                    std::span<float>(logits_.data(), batch_.logit_rows.size() * vocab));
     const double forward_end = util::now_seconds();
+    const int64_t trace_forward_end = mark();
+    if (tracing) trace_chunks(schedule, trace_forward_start, trace_forward_end);
     sample_ready();
     const double sampling_end = util::now_seconds();
+    const int64_t trace_sampling_end = mark();
 
     for (const ScheduledChunk& chunk : schedule.chunks) commit_computed(chunk);
     finished_.clear();
@@ -256,6 +271,7 @@ void EngineCore::run_step() {
             finished_.push_back(&sequence);
         }
     }
+    const int64_t trace_outputs_end = mark();
     for (const ScheduledChunk& chunk : schedule.chunks) {
         Sequence& sequence = *chunk.sequence;
         sequence.draft.clear();
@@ -278,6 +294,39 @@ void EngineCore::run_step() {
     stats_.forward_seconds += stats_.last_forward_seconds;
     stats_.sampling_seconds += stats_.last_sampling_seconds;
     stats_.overhead_seconds += stats_.last_overhead_seconds;
+    if (tracing) {
+        trace_step({step_start, trace_forward_start, trace_forward_end, trace_sampling_end,
+                    trace_outputs_end, mark()});
+    }
+}
+
+void EngineCore::trace_chunks(const Schedule& schedule, int64_t forward_start,
+                              int64_t forward_end) {
+    for (const ScheduledChunk& chunk : schedule.chunks) {
+        Sequence& sequence = *chunk.sequence;
+        // Before commit_computed: n_computed is where this chunk began. One
+        // new token after the first is a decode; anything more a prefill.
+        const bool prefill =
+            sequence.n_generated() == 0 || sequence.n_computed < sequence.n_tokens() - 1;
+        request_trace::computed(sequence, chunk.n_tokens, prefill, forward_start, forward_end);
+    }
+}
+
+void EngineCore::trace_step(const StepMarks& marks) {
+    trace::complete("step", "step", marks.start, marks.end,
+                    {{"step", stats_.n_steps},
+                     {"tokens", stats_.last_step_tokens},
+                     {"sequences", stats_.last_step_sequences}});
+    trace::complete("step", "schedule", marks.start, marks.forward_start);
+    trace::complete("step", "forward", marks.forward_start, marks.forward_end);
+    trace::complete("step", "sample", marks.forward_end, marks.sampling_end);
+    trace::complete("step", "detokenize_stop", marks.sampling_end, marks.outputs_end);
+    trace::counter("engine", marks.end,
+                   {{"running", stats_.n_running},
+                    {"waiting", stats_.n_waiting},
+                    {"kv_blocks_used", stats_.n_blocks_used},
+                    {"step_tokens", stats_.last_step_tokens},
+                    {"prefix_hit_tokens", stats_.n_prefix_hit_tokens}});
 }
 
 void EngineCore::build_batch(const Schedule& schedule) {
@@ -496,6 +545,7 @@ void EngineCore::finish(Sequence& sequence, RequestOutput& output, FinishReason 
     sequence.timings.finished = now;
     output.timings = sequence.timings;
     output.finish_reason = reason;
+    request_trace::finished(sequence, reason, trace::enabled() ? trace::now_ns() : 0);
     try {
         sequence.sink(std::move(output));
     } catch (...) {

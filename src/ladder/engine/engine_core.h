@@ -108,7 +108,16 @@ public:
     const model::KvCacheStorage& kv_storage() const { return kv_storage_; }
 
 private:
+    // When the phases of one step ended, in trace nanoseconds.
+    struct StepMarks {
+        int64_t start, forward_start, forward_end, sampling_end, outputs_end, end;
+    };
+
     void run_step();
+    // The trace's events of a step: each request's part in it, then the
+    // step's slices and the engine's counters (recorded only while tracing).
+    void trace_chunks(const Schedule& schedule, int64_t forward_start, int64_t forward_end);
+    void trace_step(const StepMarks& marks);
     void build_batch(const Schedule& schedule);
     StepShape batch_shape() const;
     // Samples the next tokens of every sequence whose computed caught up with

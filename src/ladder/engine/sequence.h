@@ -23,6 +23,14 @@ namespace ladder::engine {
 // Receives a request's outputs, on the engine thread. Must be quick.
 using OutputSink = std::function<void(RequestOutput&&)>;
 
+// What the open trace shows of a request so far (request_trace.h).
+struct RequestTraceMarks {
+    uint32_t session = 0;  // the trace its span was opened in; 0: none
+    bool queued = false;
+    bool decoding = false;
+    bool flow_started = false;
+};
+
 struct Sequence {
     // The sink is set once the sequence is registered (EngineCore::add_request),
     // so that a failure before that can still report through it.
@@ -102,6 +110,7 @@ struct Sequence {
     int32_t n_accepted_drafts = 0;
     bool constraint_refused = false;  // the constraint allowed no token it was given
     std::vector<TokenProbability> residual_scratch;
+    RequestTraceMarks trace;
 };
 
 }  // namespace ladder::engine

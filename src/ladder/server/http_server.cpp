@@ -212,6 +212,7 @@ HttpServer::HttpServer(ServerContext& context)
     add_tokenize_routes(impl_->router, context);
     add_metrics_routes(impl_->router, context);
     if (context.config.web_ui) add_web_routes(impl_->router);
+    add_profile_routes(impl_->router, context);
 }
 
 HttpServer::~HttpServer() { stop(); }

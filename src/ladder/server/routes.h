@@ -22,5 +22,7 @@ void add_metrics_routes(Router& router, ServerContext& context);
 void add_web_routes(Router& router);
 // Whether an If-None-Match header names etag (or is "*"); W/ tags compare weakly.
 bool etag_matches(std::string_view if_none_match, std::string_view etag);
+// POST /start_profile, /stop_profile (with --trace-dir)
+void add_profile_routes(Router& router, ServerContext& context);
 
 }  // namespace ladder::server

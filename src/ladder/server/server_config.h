@@ -39,6 +39,8 @@ struct ServerConfig {
     std::vector<std::string> allowed_origins;
     // The web page for chat and live metrics at / (--no-ui: none).
     bool web_ui = true;
+    // Where POST /start_profile writes traces; empty: the profile routes are off.
+    std::string trace_dir;
 };
 
 // --max-queue's default: a few steps' worth of sequences waiting, so a burst

@@ -1,8 +1,10 @@
 #include "ladder/util/thread_pool.h"
 
 #include <algorithm>
+#include <string>
 
 #include "ladder/util/check.h"
+#include "ladder/util/trace.h"
 
 namespace ladder::util {
 
@@ -41,7 +43,7 @@ int default_thread_count() {
 }
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
-    for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -60,11 +62,12 @@ void ThreadPool::wake_sleepers() {
     wake_.notify_all();
 }
 
-void ThreadPool::run_tasks(uint32_t generation) {
+int64_t ThreadPool::run_tasks(uint32_t generation) {
+    int64_t n_run = 0;
     uint64_t word = claim_.load(std::memory_order_acquire);
     for (;;) {
-        if (generation_of(word) != (generation & kGenerationMask)) return;
-        if (next_of(word) >= n_tasks_of(word)) return;
+        if (generation_of(word) != (generation & kGenerationMask)) return n_run;
+        if (next_of(word) >= n_tasks_of(word)) return n_run;
         if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
                                           std::memory_order_acquire)) {
             continue;
@@ -72,12 +75,14 @@ void ThreadPool::run_tasks(uint32_t generation) {
         // The region cannot finish while this claimed task is outstanding, so
         // task_ is still the one published with this generation.
         (*task_)(static_cast<int64_t>(next_of(word)));
+        ++n_run;
         n_done_.fetch_add(1, std::memory_order_release);
         word = claim_.load(std::memory_order_acquire);
     }
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int index) {
+    trace::set_thread_name("pool worker " + std::to_string(index));
     // Generation 0 is the state at construction. Loading it here instead would
     // lose a region (or the shutdown) published before this thread first ran.
     uint32_t seen = 0;
@@ -88,16 +93,26 @@ void ThreadPool::worker_loop() {
             if (++spins < kSpinsBeforeSleep) {
                 cpu_relax();
             } else {
+                const int64_t sleep_start = trace::enabled() ? trace::now_ns() : 0;
                 n_sleeping_.fetch_add(1);
                 std::unique_lock<std::mutex> lock(sleep_mutex_);
                 wake_.wait(lock, [&] { return generation_.load() != seen || stopping_.load(); });
                 n_sleeping_.fetch_sub(1);
+                if (sleep_start != 0) {
+                    trace::complete("pool", "sleep", sleep_start, trace::now_ns());
+                }
             }
             now = generation_.load(std::memory_order_acquire);
         }
         seen = now;
         if (stopping_.load()) return;
-        run_tasks(seen);
+        // The worker's track shows the tasks it ran; the gaps between are
+        // its spinning (short) and sleeping (marked) time.
+        const int64_t start = trace::enabled() ? trace::now_ns() : 0;
+        const int64_t n_run = run_tasks(seen);
+        if (start != 0 && n_run > 0) {
+            trace::complete("pool", "tasks", start, trace::now_ns(), {{"tasks", n_run}});
+        }
     }
 }
 

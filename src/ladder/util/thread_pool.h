@@ -34,10 +34,11 @@ public:
                          const std::function<void(int64_t, int64_t)>& body);
 
 private:
-    void worker_loop();
+    void worker_loop(int index);
     void wake_sleepers();
-    // Claims and runs tasks of the region published with this generation.
-    void run_tasks(uint32_t generation);
+    // Claims and runs tasks of the region published with this generation;
+    // returns how many it ran.
+    int64_t run_tasks(uint32_t generation);
 
     int n_threads_;
     std::vector<std::thread> workers_;

@@ -21,12 +21,14 @@
 #include "ladder/util/check.h"
 #include "ladder/util/error.h"
 #include "ladder/util/thread_pool.h"
+#include "ladder/util/trace.h"
 
 namespace ladder::model {
 
 namespace {
 
 namespace cpu = kernels::cpu;
+namespace trace = util::trace;
 
 // Gemma 3 interleaves five local layers with one global layer; the GGUF does
 // not store the pattern (llama.cpp fixes it per architecture too).
@@ -216,32 +218,56 @@ void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPo
     ForwardScratch& s = scratch_;
     s.ensure(config_, std::max<int64_t>(n_rows, static_cast<int64_t>(batch.logit_rows.size())));
 
-    for (int64_t row = 0; row < n_rows; ++row) {
-        const int32_t token = batch.tokens[static_cast<size_t>(row)];
-        LADDER_CHECK(token >= 0 && token < config_.vocab_size, "token id outside the vocabulary");
-        float* x = s.x.data() + row * dim;
-        tensor::dequantize_row(token_embd_.dtype, token_embd_.row(token), x, dim);
-        for (int64_t i = 0; i < dim; ++i) x[i] *= embedding_scale_;
+    {
+        const trace::Scope scope("op", "embed");
+        for (int64_t row = 0; row < n_rows; ++row) {
+            const int32_t token = batch.tokens[static_cast<size_t>(row)];
+            LADDER_CHECK(token >= 0 && token < config_.vocab_size,
+                         "token id outside the vocabulary");
+            float* x = s.x.data() + row * dim;
+            tensor::dequantize_row(token_embd_.dtype, token_embd_.row(token), x, dim);
+            for (int64_t i = 0; i < dim; ++i) x[i] *= embedding_scale_;
+        }
     }
 
     for (int32_t l = 0; l < config_.n_layers; ++l) {
         const LayerWeights& layer = layers_[static_cast<size_t>(l)];
-        rms_norm_rows(s.x.data(), layer.attn_norm, s.xb.data(), n_rows, dim);
-        project_qkv(batch, kv, l, pool);
-        // q is already scaled (project_qkv), so the scores are not scaled again.
-        const int32_t window = config_.is_local_layer(l) ? config_.sliding_window : 0;
-        paged_attention(batch, kv, l, config_, 1.0f, window, attention_path_, s, pool);
-        s.project({{&layer.wo, s.out.data()}}, s.attn.data(), n_rows, pool);
-        rms_norm_rows(s.out.data(), layer.attn_post_norm, s.out.data(), n_rows, dim);
-        cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
-
-        rms_norm_rows(s.x.data(), layer.ffn_norm, s.xb.data(), n_rows, dim);
-        mlp(layer, n_rows, pool);
+        const trace::Scope layer_scope("layer", "layer", {"layer", l});
+        {
+            const trace::Scope scope("op", "norm", {"layer", l});
+            rms_norm_rows(s.x.data(), layer.attn_norm, s.xb.data(), n_rows, dim);
+        }
+        {
+            const trace::Scope scope("op", "qkv", {"layer", l});
+            project_qkv(batch, kv, l, pool);
+        }
+        {
+            // q is already scaled (project_qkv), so the scores are not scaled again.
+            const trace::Scope scope("op", "attention", {"layer", l});
+            const int32_t window = config_.is_local_layer(l) ? config_.sliding_window : 0;
+            paged_attention(batch, kv, l, config_, 1.0f, window, attention_path_, s, pool);
+        }
+        {
+            const trace::Scope scope("op", "out_proj", {"layer", l});
+            s.project({{&layer.wo, s.out.data()}}, s.attn.data(), n_rows, pool);
+        }
+        {
+            const trace::Scope scope("op", "norm", {"layer", l});
+            rms_norm_rows(s.out.data(), layer.attn_post_norm, s.out.data(), n_rows, dim);
+            cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
+            rms_norm_rows(s.x.data(), layer.ffn_norm, s.xb.data(), n_rows, dim);
+        }
+        {
+            const trace::Scope scope("op", "mlp", {"layer", l});
+            mlp(layer, n_rows, pool);
+        }
+        const trace::Scope scope("op", "norm", {"layer", l});
         rms_norm_rows(s.out.data(), layer.ffn_post_norm, s.out.data(), n_rows, dim);
         cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
     }
 
     // Only the rows that need logits pay for the final norm and the vocabulary product.
+    const trace::Scope scope("op", "logits");
     const auto n_logit_rows = static_cast<int64_t>(batch.logit_rows.size());
     for (int64_t i = 0; i < n_logit_rows; ++i) {
         const int32_t row = batch.logit_rows[static_cast<size_t>(i)];

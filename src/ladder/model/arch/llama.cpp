@@ -16,12 +16,14 @@
 #include "ladder/tensor/reference_ops.h"
 #include "ladder/util/check.h"
 #include "ladder/util/thread_pool.h"
+#include "ladder/util/trace.h"
 
 namespace ladder::model {
 
 namespace {
 
 namespace cpu = kernels::cpu;
+namespace trace = util::trace;
 
 struct LayerWeights {
     const float* attn_norm;     // [dim]
@@ -107,45 +109,67 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
     ForwardScratch& s = scratch_;
     s.ensure(config_, std::max<int64_t>(n_rows, static_cast<int64_t>(batch.logit_rows.size())));
 
-    for (int64_t row = 0; row < n_rows; ++row) {
-        const int32_t token = batch.tokens[static_cast<size_t>(row)];
-        LADDER_CHECK(token >= 0 && token < config_.vocab_size, "token id outside the vocabulary");
-        tensor::dequantize_row(token_embd_.dtype, token_embd_.row(token), s.x.data() + row * dim,
-                               dim);
+    {
+        const trace::Scope scope("op", "embed");
+        for (int64_t row = 0; row < n_rows; ++row) {
+            const int32_t token = batch.tokens[static_cast<size_t>(row)];
+            LADDER_CHECK(token >= 0 && token < config_.vocab_size,
+                         "token id outside the vocabulary");
+            tensor::dequantize_row(token_embd_.dtype, token_embd_.row(token),
+                                   s.x.data() + row * dim, dim);
+        }
     }
 
     const KvCacheShape& shape = kv.shape();
     for (int32_t l = 0; l < config_.n_layers; ++l) {
         const LayerWeights& layer = layers_[static_cast<size_t>(l)];
-        for (int64_t row = 0; row < n_rows; ++row) {
-            cpu::rms_norm(s.x.data() + row * dim, layer.attn_norm, s.xb.data() + row * dim, dim,
-                          config_.rms_norm_eps);
-        }
-        s.project({{&layer.wq, s.q.data()}, {&layer.wk, s.k.data()}, {&layer.wv, s.v.data()}},
-                  s.xb.data(), n_rows, pool);
-        for (int64_t row = 0; row < n_rows; ++row) {
-            float* q = s.q.data() + row * q_dim;
-            float* k = s.k.data() + row * kv_dim;
-            float* v = s.v.data() + row * kv_dim;
-            if (layer.bq != nullptr) {
-                cpu::add_in_place(q, layer.bq, q_dim);
-                cpu::add_in_place(k, layer.bk, kv_dim);
-                cpu::add_in_place(v, layer.bv, kv_dim);
+        const trace::Scope layer_scope("layer", "layer", {"layer", l});
+        {
+            const trace::Scope scope("op", "norm", {"layer", l});
+            for (int64_t row = 0; row < n_rows; ++row) {
+                cpu::rms_norm(s.x.data() + row * dim, layer.attn_norm, s.xb.data() + row * dim,
+                              dim, config_.rms_norm_eps);
             }
-            const int32_t position = batch.positions[static_cast<size_t>(row)];
-            cpu::rope(q, config_.n_heads, position, rope_);
-            cpu::rope(k, config_.n_kv_heads, position, rope_);
-            cpu::store_kv(k, v, batch.slots[static_cast<size_t>(row)], kv.keys(l, 0, 0),
-                          kv.values(l, 0, 0), shape.n_kv_heads, shape.block_size, shape.head_dim);
         }
-        paged_attention(batch, kv, l, config_, config_.attention_scale, 0, attention_path_, s, pool);
-        s.project({{&layer.wo, s.out.data()}}, s.attn.data(), n_rows, pool);
-        cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
-
-        for (int64_t row = 0; row < n_rows; ++row) {
-            cpu::rms_norm(s.x.data() + row * dim, layer.ffn_norm, s.xb.data() + row * dim, dim,
-                          config_.rms_norm_eps);
+        {
+            const trace::Scope scope("op", "qkv", {"layer", l});
+            s.project({{&layer.wq, s.q.data()}, {&layer.wk, s.k.data()}, {&layer.wv, s.v.data()}},
+                      s.xb.data(), n_rows, pool);
+            for (int64_t row = 0; row < n_rows; ++row) {
+                float* q = s.q.data() + row * q_dim;
+                float* k = s.k.data() + row * kv_dim;
+                float* v = s.v.data() + row * kv_dim;
+                if (layer.bq != nullptr) {
+                    cpu::add_in_place(q, layer.bq, q_dim);
+                    cpu::add_in_place(k, layer.bk, kv_dim);
+                    cpu::add_in_place(v, layer.bv, kv_dim);
+                }
+                const int32_t position = batch.positions[static_cast<size_t>(row)];
+                cpu::rope(q, config_.n_heads, position, rope_);
+                cpu::rope(k, config_.n_kv_heads, position, rope_);
+                cpu::store_kv(k, v, batch.slots[static_cast<size_t>(row)], kv.keys(l, 0, 0),
+                              kv.values(l, 0, 0), shape.n_kv_heads, shape.block_size,
+                              shape.head_dim);
+            }
         }
+        {
+            const trace::Scope scope("op", "attention", {"layer", l});
+            paged_attention(batch, kv, l, config_, config_.attention_scale, 0, attention_path_, s,
+                            pool);
+        }
+        {
+            const trace::Scope scope("op", "out_proj", {"layer", l});
+            s.project({{&layer.wo, s.out.data()}}, s.attn.data(), n_rows, pool);
+            cpu::add_in_place(s.x.data(), s.out.data(), n_rows * dim);
+        }
+        {
+            const trace::Scope scope("op", "norm", {"layer", l});
+            for (int64_t row = 0; row < n_rows; ++row) {
+                cpu::rms_norm(s.x.data() + row * dim, layer.ffn_norm, s.xb.data() + row * dim,
+                              dim, config_.rms_norm_eps);
+            }
+        }
+        const trace::Scope scope("op", "mlp", {"layer", l});
         s.project({{&layer.w_gate, s.gate.data()}, {&layer.w_up, s.up.data()}}, s.xb.data(), n_rows,
                   pool);
         cpu::silu_mul(s.gate.data(), s.up.data(), n_rows * hidden_dim);
@@ -154,6 +178,7 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
     }
 
     // Only the rows that need logits pay for the final norm and the vocabulary product.
+    const trace::Scope scope("op", "logits");
     const auto n_logit_rows = static_cast<int64_t>(batch.logit_rows.size());
     for (int64_t i = 0; i < n_logit_rows; ++i) {
         const int32_t row = batch.logit_rows[static_cast<size_t>(i)];
