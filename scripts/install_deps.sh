@@ -11,6 +11,7 @@ packages=(
     libgtest-dev libgmock-dev python3-venv python3-pip
     libboost1.81-dev libssl-dev gnuplot-nox
     clang libclang-rt-14-dev curl ca-certificates
+    libhiredis-dev redis-server
 )
 
 missing=()
