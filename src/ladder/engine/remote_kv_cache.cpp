@@ -119,18 +119,26 @@ RemoteKvCache::Context RemoteKvCache::connect() {
 }
 
 std::optional<KeyedHash::Secret> RemoteKvCache::exchange_secret(redisContext* context) {
-    // The first replica's random secret wins; every later one reads it.
-    const KeyedHash::Secret fresh = KeyedHash::random_secret();
+    // The first replica's random secret wins; every later one reads it. Read
+    // first: a Redis that is full refuses even a SET that would do nothing.
     const std::string key = secret_key();
-    const Reply set(static_cast<redisReply*>(
-        redisCommand(context, "SET %b %b NX", key.data(), key.size(), fresh.data(), fresh.size())));
-    if (!set || set->type == REDIS_REPLY_ERROR) return std::nullopt;
-    const Reply got(
-        static_cast<redisReply*>(redisCommand(context, "GET %b", key.data(), key.size())));
-    if (!got || got->type != REDIS_REPLY_STRING || got->len != fresh.size()) return std::nullopt;
-    KeyedHash::Secret secret{};
-    std::memcpy(secret.data(), got->str, secret.size());
-    return secret;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        const Reply got(
+            static_cast<redisReply*>(redisCommand(context, "GET %b", key.data(), key.size())));
+        if (!got || (got->type != REDIS_REPLY_STRING && got->type != REDIS_REPLY_NIL))
+            return std::nullopt;
+        if (got->type == REDIS_REPLY_STRING) {
+            KeyedHash::Secret secret{};
+            if (got->len != secret.size()) return std::nullopt;  // not ours: never overwritten
+            std::memcpy(secret.data(), got->str, secret.size());
+            return secret;
+        }
+        const KeyedHash::Secret fresh = KeyedHash::random_secret();
+        const Reply set(static_cast<redisReply*>(redisCommand(
+            context, "SET %b %b NX", key.data(), key.size(), fresh.data(), fresh.size())));
+        if (!set || set->type == REDIS_REPLY_ERROR) return std::nullopt;
+    }
+    return std::nullopt;
 }
 
 void RemoteKvCache::store(const kv::BlockHash& hash, std::span<const int32_t> tokens,
