@@ -23,10 +23,6 @@ PROMPT = ("The support desk answers questions about the ladder inference server.
           + "Question: how do I restart a replica? Answer:")
 REQUEST = {"prompt": PROMPT, "max_tokens": 6, "temperature": 0, "ignore_eos": True}
 
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
-                                reason="redis-server is not installed (make deps)")
-
-
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -35,6 +31,7 @@ def free_port():
 
 class Redis:
     def __init__(self):
+        assert shutil.which("redis-server"), "redis-server is not installed: run `make deps`"
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(

@@ -79,16 +79,18 @@ void run_serve(const ServeFlags& flags) {
                                   listening.max_connections, listening.open_files_limit)
                     : fmt::format("up to {} connections", listening.max_connections);
             const std::string speculative =
-                options.engine.speculative
-                    ? ", " + speculative_summary(*options.engine.speculative)
-                    : std::string();
+                options.engine.speculative ? ", " + speculative_summary(*options.engine.speculative)
+                                           : std::string();
+            const std::string remote = options.engine.kv_remote
+                                           ? ", KV remote tier " + options.engine.kv_remote->url()
+                                           : std::string();
             std::printf(
                 "ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s, "
-                "%s%s\n",
+                "%s%s%s\n",
                 options.server.host.c_str(), listening.port,
                 options.server.served_model_name.c_str(), kv_cache_summary(plan).c_str(),
                 plan.max_model_len, speculative.c_str(), connections.c_str(),
-                options.server.api_keys.empty() ? "" : ", API key required");
+                options.server.api_keys.empty() ? "" : ", API key required", remote.c_str());
             std::fflush(stdout);
         });
 }
