@@ -89,22 +89,27 @@ def wait_until_written(server, redis, n_blocks):
     assert remote_metric(server, "bytes_written_total") > 0
 
 
-def compute_cold(redis, model=None):
-    """Serves REQUEST once on a fresh replica and waits for its blocks in Redis."""
+def compute_cold(redis, model=None, wait=True):
+    """Serves REQUEST once on a fresh replica and waits for its blocks in
+    Redis (or stops it at once: it sends its queue on the way out)."""
     kwargs = {"model": model} if model else {}
     server = start_server("--kv-remote", redis.url, **kwargs)
     try:
         response = complete(server)
         assert cached_tokens(response) == 0
         n_blocks = (response["usage"]["prompt_tokens"] - 1) // BLOCK
-        wait_until_written(server, redis, n_blocks)
+        if wait:
+            wait_until_written(server, redis, n_blocks)
         return response, n_blocks
     finally:
         server.stop()
 
 
 def test_a_second_process_reads_the_blocks_the_first_computed(redis):
-    cold, n_blocks = compute_cold(redis)
+    # Stopped right after its answer, as a rolling update would: what it had
+    # queued still reaches Redis.
+    cold, n_blocks = compute_cold(redis, wait=False)
+    assert len(redis.block_keys()) == n_blocks
     # A new process: its memory cache is empty, Redis has every full block.
     # (A deadline a loaded CI machine always meets: this is about the blocks.)
     replica = start_server("--kv-remote", redis.url, "--kv-remote-timeout-ms", "2000")

@@ -79,8 +79,9 @@ void run_serve(const ServeFlags& flags) {
                                   listening.max_connections, listening.open_files_limit)
                     : fmt::format("up to {} connections", listening.max_connections);
             const std::string speculative =
-                options.engine.speculative ? ", " + speculative_summary(*options.engine.speculative)
-                                           : std::string();
+                options.engine.speculative
+                    ? ", " + speculative_summary(*options.engine.speculative)
+                    : std::string();
             const std::string remote = options.engine.kv_remote
                                            ? ", KV remote tier " + options.engine.kv_remote->url()
                                            : std::string();

@@ -326,8 +326,8 @@ void EngineCore::build_batch(const Schedule& schedule) {
         // row and each drafted token's row predict the next position.
         if (first_draft == sequence.n_tokens()) {
             const int32_t n_rows = chunk.n_draft + 1;
-            sampled_.push_back(
-                {&sequence, static_cast<int32_t>(batch_.logit_rows.size()), n_rows, nullptr});
+            sampled_.push_back({&sequence, static_cast<int32_t>(batch_.logit_rows.size()), n_rows,
+                                nullptr});
             for (int32_t row = first_draft - 1; row < end; ++row) {
                 batch_.logit_rows.push_back(first_row + (row - sequence.n_computed));
             }
@@ -356,10 +356,10 @@ void EngineCore::sample_ready() {
         const size_t n_tokens_before = sequence.tokens.size();
         try {
             const size_t first = static_cast<size_t>(s.first_logit_row) * vocab;
-            verify_step(
-                sequence,
-                std::span<float>(logits_.data() + first, static_cast<size_t>(s.n_rows) * vocab),
-                vocab);
+            verify_step(sequence,
+                        std::span<float>(logits_.data() + first,
+                                         static_cast<size_t>(s.n_rows) * vocab),
+                        vocab);
         } catch (...) {
             s.failure = std::current_exception();
             sequence.tokens.resize(n_tokens_before);
@@ -374,8 +374,7 @@ void EngineCore::sample_ready() {
 void EngineCore::commit_computed(const ScheduledChunk& chunk) {
     Sequence& sequence = *chunk.sequence;
     // Of the drafted rows only the accepted ones hold this sequence's KV.
-    const bool sampled =
-        sequence.n_computed + chunk.n_tokens - chunk.n_draft == sequence.n_tokens();
+    const bool sampled = sequence.n_computed + chunk.n_tokens - chunk.n_draft == sequence.n_tokens();
     const int32_t n_rejected = sampled ? chunk.n_draft - sequence.n_accepted_drafts : 0;
     sequence.n_computed += chunk.n_tokens - n_rejected;
     if (n_rejected > 0) {
@@ -422,8 +421,8 @@ void EngineCore::cache_full_blocks(Sequence& sequence) {
         const kv::BlockId block = sequence.blocks.blocks()[static_cast<size_t>(index)];
         const kv::BlockHash& hash = sequence.block_hashes[static_cast<size_t>(index)];
         // The window group's copy of the block too: a later prompt needs both.
-        if (window_pool_ &&
-            sequence.window_blocks.blocks()[static_cast<size_t>(index)] != kv::kReleased) {
+        if (window_pool_ && sequence.window_blocks.blocks()[static_cast<size_t>(index)] !=
+                                kv::kReleased) {
             window_pool_->cache_block(sequence.window_blocks.blocks()[static_cast<size_t>(index)],
                                       hash, tokens);
         }

@@ -63,6 +63,12 @@ RemoteKvCache::RemoteKvCache(const RedisAddress& address, uint64_t model_key,
 }
 
 RemoteKvCache::~RemoteKvCache() {
+    // The queue drains fast either way: sent, or dropped while Redis is down.
+    // The batch in flight when it empties is finished before the writer stops.
+    const double flush_until = seconds_now() + kFlushSeconds;
+    while (n_pending_writes() > 0 && seconds_now() < flush_until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     stopping_ = true;
     { const std::lock_guard lock(lookup_mutex_); }
     lookup_wake_.notify_all();

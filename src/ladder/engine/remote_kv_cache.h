@@ -78,8 +78,10 @@ public:
     // (the threads keep trying, behind the breaker).
     RemoteKvCache(const RedisAddress& address, uint64_t model_key, const model::KvCacheShape& shape,
                   const RemoteKvCacheOptions& options = {});
-    // Stops the threads; writes still queued are dropped.
+    // Sends what is queued first, for at most kFlushSeconds (a replica that is
+    // replaced leaves its blocks to the others), then stops the threads.
     ~RemoteKvCache();
+    static constexpr double kFlushSeconds = 2.0;
     RemoteKvCache(const RemoteKvCache&) = delete;
     RemoteKvCache& operator=(const RemoteKvCache&) = delete;
 
