@@ -123,6 +123,23 @@ def test_a_second_process_reads_the_blocks_the_first_computed(redis):
         replica.stop()
 
 
+def test_salted_blocks_are_shared_across_replicas_only_with_the_same_salt(redis):
+    # The salt's keys come from the secret the replicas share through Redis,
+    # so the same tenant hits on another replica and another tenant does not.
+    salted = {**REQUEST, "cache_salt": "tenant-a"}
+    first = start_server("--kv-remote", redis.url)
+    try:
+        n_blocks = (complete(first, salted)["usage"]["prompt_tokens"] - 1) // BLOCK
+    finally:
+        first.stop()
+    second = start_server("--kv-remote", redis.url, "--kv-remote-timeout-ms", "2000")
+    try:
+        assert cached_tokens(complete(second, {**REQUEST, "cache_salt": "tenant-b"})) == 0
+        assert cached_tokens(complete(second, salted)) == n_blocks * BLOCK
+    finally:
+        second.stop()
+
+
 def test_a_block_of_another_model_or_corrupted_is_a_miss(redis):
     smol, n_smol = compute_cold(redis)
     smol_keys = redis.block_keys()
