@@ -12,7 +12,7 @@ packages=(
     libboost1.81-dev libssl-dev gnuplot-nox
     clang libclang-rt-14-dev curl ca-certificates
     libjs-marked libjs-highlight.js libjs-chart.js chromium chromium-driver
-    haproxy redis-server
+    haproxy redis-server libhiredis-dev
 )
 
 missing=()

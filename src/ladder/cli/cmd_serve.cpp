@@ -87,13 +87,16 @@ void run_serve(const ServeFlags& flags) {
                 options.engine.speculative
                     ? ", " + speculative_summary(*options.engine.speculative)
                     : std::string();
+            const std::string remote = options.engine.kv_remote
+                                           ? ", KV remote tier " + options.engine.kv_remote->url()
+                                           : std::string();
             std::printf(
                 "ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s, "
-                "%s%s\n",
+                "%s%s%s\n",
                 options.server.host.c_str(), listening.port,
                 options.server.served_model_name.c_str(), kv_cache_summary(plan).c_str(),
                 plan.max_model_len, speculative.c_str(), connections.c_str(),
-                options.server.api_keys.empty() ? "" : ", API key required");
+                options.server.api_keys.empty() ? "" : ", API key required", remote.c_str());
             if (options.server.web_ui) {
                 std::printf("ladder serve: chat and dashboard at http://%s:%d/\n",
                             options.server.host.c_str(), listening.port);

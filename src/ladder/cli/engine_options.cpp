@@ -49,6 +49,16 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
         .add_option("--kv-disk-cache-size", options.kv_disk_cache_size,
                     "byte limit of the disk tier, oldest blocks out first")
         ->default_val(options.kv_disk_cache_size);
+    command.add_option("--kv-remote", options.kv_remote,
+                       "redis://HOST:PORT[/DB]: the prefix cache's remote tier, shared by "
+                       "replicas; full KV blocks are written there and read back on a miss "
+                       "(eviction is Redis's own: maxmemory with allkeys-lru)");
+    command
+        .add_option("--kv-remote-timeout-ms", options.kv_remote_timeout_ms,
+                    "how long a batch of 4 blocks read from --kv-remote may take before "
+                    "the rest of the prompt is computed instead")
+        ->default_val(options.kv_remote_timeout_ms)
+        ->check(CLI::Range(0.1, 10000.0));
     command
         .add_option("--tool-call-parser", options.tool_call_parser,
                     "the format of the model's tool calls: hermes, llama3_json, mistral "
@@ -90,10 +100,14 @@ engine::EngineConfig engine_config(const EngineOptions& options,
     config.kv_disk_cache_dir = options.kv_disk_cache;
     config.kv_disk_cache_bytes =
         parse_byte_size(options.kv_disk_cache_size, "--kv-disk-cache-size");
-    // Only the disk tier needs the model's identity (memory holds one model).
+    if (!options.kv_remote.empty()) config.kv_remote = engine::parse_redis_url(options.kv_remote);
+    config.kv_remote_timeout_seconds = options.kv_remote_timeout_ms / 1000.0;
+    // Only the tiers below memory need the model's identity (memory holds one model).
     if (!config.kv_disk_cache_dir.empty()) {
         const engine::CacheDirectory dir(config.kv_disk_cache_dir, "--kv-disk-cache");
         config.model_key = engine::cached_model_identity(*bundle.file, dir);
+    } else if (config.kv_remote) {
+        config.model_key = engine::model_identity(*bundle.file);
     }
     config.speculative = parse_speculative_config(options.speculative_config);
     return config;

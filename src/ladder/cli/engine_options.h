@@ -26,6 +26,8 @@ struct EngineOptions {
     bool prefix_caching = true;
     std::string kv_disk_cache;  // directory; empty: no disk tier
     std::string kv_disk_cache_size = "10GiB";
+    std::string kv_remote;                  // redis://HOST:PORT[/DB]; empty: no remote tier
+    double kv_remote_timeout_ms = 20.0;     // per batch of blocks read
     std::string tool_call_parser;           // empty: picked from the chat template
     std::string reasoning_parser;           // empty: picked from the chat template
     double grammar_compile_timeout = 10.0;  // seconds
@@ -37,9 +39,10 @@ void add_engine_options(CLI::App& command, EngineOptions& options);
 // What the options say about reading the model's chat outputs and compiling
 // grammars, set on the loaded bundle.
 void configure_bundle(const EngineOptions& options, engine::ModelBundle& bundle);
-// Throws util::InputError for a malformed size or an unusable disk-tier
-// directory. With a disk tier, the model's identity (which keys its files)
-// is read from the directory's record or hashed from the whole file.
+// Throws util::InputError for a malformed size or URL, or an unusable
+// disk-tier directory. With a disk or remote tier, the model's identity
+// (which keys their blocks) is read from the directory's record or hashed
+// from the whole file.
 engine::EngineConfig engine_config(const EngineOptions& options, const engine::ModelBundle& bundle);
 // "1073741824", "512MiB", "2GiB", "1.5GB": a byte count. Throws util::InputError.
 int64_t parse_byte_size(std::string_view text, std::string_view flag);

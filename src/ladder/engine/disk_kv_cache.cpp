@@ -14,36 +14,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kMagic[8] = {'L', 'D', 'K', 'V', 'B', 'L', 'K', '1'};
-// 2: the checksum is keyed by the directory's secret and covers the header.
-constexpr uint32_t kVersion = 2;
-constexpr uint32_t kDtypeF16 = 1;
 constexpr const char* kExtension = ".kvb";
 // Writes waiting beyond this many bytes are dropped: the cache is an
 // optimisation and must not hold the server's memory hostage to a slow disk.
 constexpr int64_t kMaxQueuedBytes = int64_t{256} << 20;
-
-struct FileHeader {
-    char magic[8];
-    uint32_t version;
-    uint32_t dtype;
-    uint64_t model_key;
-    uint32_t n_layers;
-    uint32_t n_kv_heads;
-    uint32_t head_dim;
-    uint32_t block_size;
-    uint64_t hash_low;
-    uint64_t hash_high;
-    uint64_t payload_bytes;  // token ids and K/V after the header
-    // KeyedHash over this header (with these two fields zero) and the payload.
-    uint64_t checksum_low;
-    uint64_t checksum_high;
-};
-static_assert(sizeof(FileHeader) == 80);
-
-std::span<const uint8_t> as_bytes(const FileHeader& header) {
-    return {reinterpret_cast<const uint8_t*>(&header), sizeof(header)};
-}
 
 std::string hex_name(const kv::BlockHash& hash) {
     return fmt::format("{:016x}{:016x}{}", hash.high, hash.low, kExtension);
@@ -76,11 +50,8 @@ DiskKvCache::DiskKvCache(const fs::path& dir, int64_t max_bytes, uint64_t model_
                          const model::KvCacheShape& shape)
     : dir_(dir, "--kv-disk-cache"),
       secret_(dir_.secret()),
-      checksum_(secret_),
-      max_bytes_(max_bytes),
-      model_key_(model_key),
-      shape_(shape),
-      payload_bytes_(shape.bytes_per_token() * shape.block_size) {
+      codec_(model_key, shape, secret_),
+      max_bytes_(max_bytes) {
     if (max_bytes_ <= 0) util::fail("--kv-disk-cache-size must be positive");
     index_directory();
     writer_ = std::thread([this] { writer_loop(); });
@@ -95,16 +66,7 @@ DiskKvCache::~DiskKvCache() {
     writer_.join();
 }
 
-int64_t DiskKvCache::layer_block_bytes() const {
-    return static_cast<int64_t>(shape_.n_kv_heads) * shape_.block_size * shape_.head_dim *
-           static_cast<int64_t>(sizeof(uint16_t));
-}
-
-int64_t DiskKvCache::file_bytes() const {
-    return static_cast<int64_t>(sizeof(FileHeader)) +
-           static_cast<int64_t>(shape_.block_size) * static_cast<int64_t>(sizeof(int32_t)) +
-           payload_bytes_;
-}
+int64_t DiskKvCache::file_bytes() const { return codec_.encoded_bytes(); }
 
 void DiskKvCache::index_directory() {
     std::vector<CacheDirectory::Entry> found;
@@ -159,40 +121,6 @@ bool DiskKvCache::contains(const kv::BlockHash& hash) const {
     return files_.contains(hash);
 }
 
-std::vector<uint8_t> DiskKvCache::encode(const kv::BlockHash& hash, std::span<const int32_t> tokens,
-                                         const model::KvCacheStorage& storage,
-                                         kv::BlockId block) const {
-    const size_t token_bytes = tokens.size_bytes();
-    const auto chunk = static_cast<size_t>(layer_block_bytes());
-    std::vector<uint8_t> bytes(sizeof(FileHeader) + token_bytes +
-                               static_cast<size_t>(payload_bytes_));
-    uint8_t* payload = bytes.data() + sizeof(FileHeader);
-    std::memcpy(payload, tokens.data(), token_bytes);
-    uint8_t* at = payload + token_bytes;
-    for (int32_t layer = 0; layer < shape_.n_layers; ++layer) {
-        std::memcpy(at, storage.keys(layer, block, 0), chunk);
-        std::memcpy(at + chunk, storage.values(layer, block, 0), chunk);
-        at += 2 * chunk;
-    }
-    FileHeader header{};
-    std::memcpy(header.magic, kMagic, sizeof(kMagic));
-    header.version = kVersion;
-    header.dtype = kDtypeF16;
-    header.model_key = model_key_;
-    header.n_layers = static_cast<uint32_t>(shape_.n_layers);
-    header.n_kv_heads = static_cast<uint32_t>(shape_.n_kv_heads);
-    header.head_dim = static_cast<uint32_t>(shape_.head_dim);
-    header.block_size = static_cast<uint32_t>(shape_.block_size);
-    header.hash_low = hash.low;
-    header.hash_high = hash.high;
-    header.payload_bytes = token_bytes + static_cast<uint64_t>(payload_bytes_);
-    const kv::BlockHash checksum = checksum_({as_bytes(header), {payload, header.payload_bytes}});
-    header.checksum_low = checksum.low;
-    header.checksum_high = checksum.high;
-    std::memcpy(bytes.data(), &header, sizeof(header));
-    return bytes;
-}
-
 void DiskKvCache::store(const kv::BlockHash& hash, std::span<const int32_t> tokens,
                         const model::KvCacheStorage& storage, kv::BlockId block) {
     {
@@ -203,7 +131,7 @@ void DiskKvCache::store(const kv::BlockHash& hash, std::span<const int32_t> toke
         queued_.insert(hash);
     }
     try {
-        PendingWrite write{hash, encode(hash, tokens, storage, block)};
+        PendingWrite write{hash, codec_.encode(hash, tokens, storage, block)};
         const std::lock_guard lock(mutex_);
         queue_.push_back(std::move(write));
     } catch (const std::bad_alloc&) {
@@ -240,30 +168,6 @@ void DiskKvCache::write_file(const PendingWrite& write) {
     }
 }
 
-bool DiskKvCache::valid(std::span<const uint8_t> file, const kv::BlockHash& hash,
-                        std::span<const int32_t> tokens) const {
-    FileHeader header{};
-    std::memcpy(&header, file.data(), sizeof(header));
-    const uint64_t expected_payload = tokens.size_bytes() + static_cast<uint64_t>(payload_bytes_);
-    const bool matches = std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0 &&
-                         header.version == kVersion && header.dtype == kDtypeF16 &&
-                         header.model_key == model_key_ &&
-                         header.n_layers == static_cast<uint32_t>(shape_.n_layers) &&
-                         header.n_kv_heads == static_cast<uint32_t>(shape_.n_kv_heads) &&
-                         header.head_dim == static_cast<uint32_t>(shape_.head_dim) &&
-                         header.block_size == static_cast<uint32_t>(shape_.block_size) &&
-                         header.hash_low == hash.low && header.hash_high == hash.high &&
-                         header.payload_bytes == expected_payload &&
-                         file.size() == sizeof(header) + expected_payload;
-    if (!matches) return false;
-    const kv::BlockHash stored{header.checksum_low, header.checksum_high};
-    header.checksum_low = 0;
-    header.checksum_high = 0;
-    const std::span<const uint8_t> payload = file.subspan(sizeof(header));
-    return checksum_({as_bytes(header), payload}) == stored &&
-           std::memcmp(payload.data(), tokens.data(), tokens.size_bytes()) == 0;
-}
-
 bool DiskKvCache::load(const kv::BlockHash& hash, std::span<const int32_t> tokens,
                        model::KvCacheStorage& storage, kv::BlockId block) {
     {
@@ -291,18 +195,11 @@ bool DiskKvCache::load(const kv::BlockHash& hash, std::span<const int32_t> token
         case FileStatus::WrongSize:
             break;  // ours, cut short or grown: rejected below
     }
-    if (read.status != FileStatus::Ok || !valid(read.bytes, hash, tokens)) {
+    if (read.status != FileStatus::Ok || !codec_.decode(read.bytes, hash, tokens, storage, block)) {
         const std::lock_guard lock(mutex_);
         remove_locked(hash);
         ++stats_.n_rejected;
         return false;
-    }
-    const auto chunk = static_cast<size_t>(layer_block_bytes());
-    const uint8_t* at = read.bytes.data() + sizeof(FileHeader) + tokens.size_bytes();
-    for (int32_t layer = 0; layer < shape_.n_layers; ++layer) {
-        std::memcpy(storage.keys(layer, block, 0), at, chunk);
-        std::memcpy(storage.values(layer, block, 0), at + chunk, chunk);
-        at += 2 * chunk;
     }
     const std::lock_guard lock(mutex_);
     ++stats_.n_loaded;

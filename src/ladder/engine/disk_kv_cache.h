@@ -31,6 +31,7 @@
 
 #include "ladder/engine/cache_directory.h"
 #include "ladder/engine/keyed_hash.h"
+#include "ladder/engine/kv_block_codec.h"
 #include "ladder/kv/block_hash.h"
 #include "ladder/kv/block_pool.h"
 #include "ladder/model/kv_cache_storage.h"
@@ -96,22 +97,12 @@ private:
     // Forgets the file; deletes it too when `delete_file` (it is ours and bad).
     void remove_locked(const kv::BlockHash& hash, bool delete_file = true);
     void add_locked(const kv::BlockHash& hash, int64_t bytes);
-    int64_t file_bytes() const;         // of every well-formed block file
-    int64_t layer_block_bytes() const;  // one layer's K (or V) of one block
-    std::vector<uint8_t> encode(const kv::BlockHash& hash, std::span<const int32_t> tokens,
-                                const model::KvCacheStorage& storage, kv::BlockId block) const;
-    // Whether a whole file's bytes are a block of this model and shape, with
-    // these tokens, hash and the checksum only the secret gives.
-    bool valid(std::span<const uint8_t> file, const kv::BlockHash& hash,
-               std::span<const int32_t> tokens) const;
+    int64_t file_bytes() const;  // of every well-formed block file
 
     CacheDirectory dir_;
     KeyedHash::Secret secret_;
-    KeyedHash checksum_;
+    KvBlockCodec codec_;  // the file format (kv_block_codec.h)
     int64_t max_bytes_;
-    uint64_t model_key_;
-    model::KvCacheShape shape_;
-    int64_t payload_bytes_;  // K and V of one block, all layers
 
     mutable std::mutex mutex_;
     std::condition_variable wake_;

@@ -51,8 +51,15 @@ void Engine::abort(RequestId id) {
 }
 
 EngineStats Engine::stats() const {
-    const std::lock_guard lock(stats_mutex_);
-    return stats_;
+    EngineStats stats;
+    {
+        const std::lock_guard lock(stats_mutex_);
+        stats = stats_;
+    }
+    // The remote tier's threads count writes while the engine idles: read
+    // them now rather than as of the last step.
+    if (const RemoteKvCache* remote = core_.remote_cache()) stats.remote = remote->stats();
+    return stats;
 }
 
 void Engine::run() {

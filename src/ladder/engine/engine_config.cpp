@@ -48,7 +48,7 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
         n_window_layers += mc.is_local_layer(l) ? 1 : 0;
     }
     const bool split = config.window_kv_group && config.kv_disk_cache_dir.empty() &&
-                       n_window_layers > 0 && n_window_layers < mc.n_layers;
+                       !config.kv_remote && n_window_layers > 0 && n_window_layers < mc.n_layers;
     const int32_t n_full_layers = split ? mc.n_layers - n_window_layers : mc.n_layers;
     const int64_t bytes_per_block = layer_token_bytes * n_full_layers * block_size;
     // A sequence's window blocks at most: the window behind its next token,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ladder/engine/redis_address.h"
 #include "ladder/engine/speculative_config.h"
 
 namespace ladder::model {
@@ -26,13 +27,16 @@ struct EngineConfig {
     // The prefix cache's disk tier: empty = none.
     std::string kv_disk_cache_dir;
     int64_t kv_disk_cache_bytes = int64_t{10} << 30;
-    // Identifies the model in the block hashes and the disk files
-    // (model_identity()); 0 is fine without a disk tier.
+    // The prefix cache's remote tier (--kv-remote): unset = none.
+    std::optional<RedisAddress> kv_remote;
+    double kv_remote_timeout_seconds = 0.020;  // per batch of blocks read
+    // Identifies the model in the block hashes, the disk files and the remote
+    // keys (model_identity()); 0 is fine without a disk or remote tier.
     uint64_t model_key = 0;
     // For models with sliding-window layers (Gemma 3): give those layers
     // blocks of their own and free them once the window has passed, so a long
     // sequence's KV grows with the full-attention layers only. Off when the
-    // disk tier is on (its files hold every layer of a block).
+    // disk or remote tier is on (their blocks hold every layer).
     bool window_kv_group = true;
     // Speculative decoding (--speculative-config); unset: off.
     std::optional<SpeculativeConfig> speculative;

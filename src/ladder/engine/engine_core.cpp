@@ -29,6 +29,16 @@ std::unique_ptr<DiskKvCache> make_disk_cache(const EngineConfig& config,
                                          config.model_key, shape);
 }
 
+std::unique_ptr<RemoteKvCache> make_remote_cache(const EngineConfig& config,
+                                                 const model::KvCacheShape& shape) {
+    if (!config.kv_remote) return nullptr;
+    if (!config.prefix_caching)
+        util::fail("--kv-remote needs prefix caching (drop --no-prefix-cache)");
+    RemoteKvCacheOptions options;
+    options.read_deadline_seconds = config.kv_remote_timeout_seconds;
+    return std::make_unique<RemoteKvCache>(*config.kv_remote, config.model_key, shape, options);
+}
+
 }  // namespace
 
 const char* finish_reason_name(FinishReason reason) {
@@ -69,7 +79,8 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
       scheduler_(block_pool_, config.max_num_seqs, config.max_num_batched_tokens,
                  config.prefix_caching),
       disk_cache_(make_disk_cache(config, kv_storage_.shape())),
-      salt_hash_(disk_cache_ ? disk_cache_->secret() : KeyedHash::random_secret()),
+      remote_cache_(make_remote_cache(config, kv_storage_.shape())),
+      salt_hash_(salt_secret()),
       markers_(marker_tokens(tokenizer)) {
     if (config.max_num_batched_tokens < config.max_num_seqs) {
         util::fail(
@@ -82,11 +93,16 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
         speculator_ = make_speculator(*config.speculative, model, tokenizer, pool, plan_,
                                       config.max_num_batched_tokens);
     }
-    if (disk_cache_) {
+    if (disk_cache_ || remote_cache_) {
         scheduler_.set_missing_block_loader(
             [this](const kv::BlockHash& hash, std::span<const TokenId> tokens) {
-                return load_from_disk(hash, tokens);
+                return load_missing(hash, tokens);
             });
+    }
+    if (remote_cache_) {
+        scheduler_.set_missing_block_lookup(
+            {[this](std::span<const kv::BlockHash> hashes) { remote_cache_->begin_lookup(hashes); },
+             [this] { remote_cache_->end_lookup(); }});
     }
     refresh_stats();
 }
@@ -187,6 +203,12 @@ void EngineCore::add_request(RequestId id, RequestParams params, OutputSink sink
         }
     }
     refresh_stats();
+}
+
+KeyedHash::Secret EngineCore::salt_secret() const {
+    if (remote_cache_ && remote_cache_->startup_secret()) return *remote_cache_->startup_secret();
+    if (disk_cache_) return disk_cache_->secret();
+    return KeyedHash::random_secret();
 }
 
 std::vector<uint64_t> EngineCore::salt_keys(const std::string& cache_salt) const {
@@ -453,9 +475,11 @@ void EngineCore::cache_full_blocks(Sequence& sequence) {
             window_pool_->cache_block(sequence.window_blocks.blocks()[static_cast<size_t>(index)],
                                       hash, tokens);
         }
-        // Only a new cached copy goes to disk; the disk tier skips what it has.
-        if (block_pool_.cache_block(block, hash, tokens) && disk_cache_) {
-            disk_cache_->store(hash, tokens, kv_storage_, block);
+        // Only a new cached copy goes to the tiers below; the disk tier skips
+        // what it has.
+        if (block_pool_.cache_block(block, hash, tokens)) {
+            if (disk_cache_) disk_cache_->store(hash, tokens, kv_storage_, block);
+            if (remote_cache_) remote_cache_->store(hash, tokens, kv_storage_, block);
         }
     }
     sequence.n_blocks_offered = std::max(sequence.n_blocks_offered, end);
@@ -467,11 +491,20 @@ void EngineCore::release_passed_window_blocks(Sequence& sequence) {
     sequence.window_blocks.release_before(first_visible / plan_.block_size, *window_pool_);
 }
 
-std::optional<kv::BlockId> EngineCore::load_from_disk(const kv::BlockHash& hash,
-                                                      std::span<const TokenId> tokens) {
-    if (block_pool_.n_free() == 0 || !disk_cache_->contains(hash)) return std::nullopt;
+std::optional<kv::BlockId> EngineCore::load_missing(const kv::BlockHash& hash,
+                                                    std::span<const TokenId> tokens) {
+    // Memory, then disk (local, and its index says at once whether it has
+    // the block), then the remote tier (a network round trip).
+    const bool on_disk = disk_cache_ && disk_cache_->contains(hash);
+    if (block_pool_.n_free() == 0 || (!on_disk && !remote_cache_)) return std::nullopt;
     const kv::BlockId block = block_pool_.allocate();
-    if (!disk_cache_->load(hash, tokens, kv_storage_, block)) {
+    bool loaded = on_disk && disk_cache_->load(hash, tokens, kv_storage_, block);
+    if (!loaded && remote_cache_) {
+        loaded = remote_cache_->load(hash, tokens, kv_storage_, block);
+        // Kept on disk too, so a restart does not need the network for it.
+        if (loaded && disk_cache_) disk_cache_->store(hash, tokens, kv_storage_, block);
+    }
+    if (!loaded) {
         block_pool_.release(block);
         return std::nullopt;
     }
@@ -587,6 +620,7 @@ void EngineCore::refresh_stats() {
     stats_.n_waiting = scheduler_.n_waiting();
     stats_.n_blocks = block_pool_.n_blocks();
     stats_.n_blocks_used = block_pool_.n_used();
+    stats_.n_block_size = plan_.block_size;
     int64_t n_kv_tokens = 0;
     for (const auto& [id, sequence] : sequences_) n_kv_tokens += sequence->n_computed;
     stats_.n_kv_tokens = n_kv_tokens;
@@ -604,6 +638,7 @@ void EngineCore::refresh_stats() {
         stats_.n_disk_blocks_written = disk.n_written;
         stats_.n_disk_files = disk.n_files;
     }
+    if (remote_cache_) stats_.remote = remote_cache_->stats();
 }
 
 }  // namespace ladder::engine

@@ -14,6 +14,7 @@
 #include "ladder/engine/disk_kv_cache.h"
 #include "ladder/engine/engine_config.h"
 #include "ladder/engine/keyed_hash.h"
+#include "ladder/engine/remote_kv_cache.h"
 #include "ladder/engine/request.h"
 #include "ladder/engine/scheduler.h"
 #include "ladder/engine/sequence.h"
@@ -33,7 +34,8 @@ struct EngineStats {
     int32_t n_waiting = 0;
     int32_t n_blocks = 0;
     int32_t n_blocks_used = 0;
-    int64_t n_kv_tokens = 0;  // tokens held in the KV cache by live sequences
+    int32_t n_block_size = 0;  // tokens per block
+    int64_t n_kv_tokens = 0;   // tokens held in the KV cache by live sequences
     int64_t n_steps = 0;
     int64_t n_preemptions = 0;
     int64_t n_prompt_tokens = 0;  // of requests that reached their first token (cached included)
@@ -49,6 +51,7 @@ struct EngineStats {
     int64_t n_disk_blocks_loaded = 0;     // prefix blocks read back from the disk tier
     int64_t n_disk_blocks_written = 0;
     int64_t n_disk_files = 0;
+    RemoteKvCacheStats remote;  // the remote tier's (all zero without --kv-remote)
     // Last step: tokens, sequences, and where its time went.
     int32_t last_step_tokens = 0;
     int32_t last_step_sequences = 0;
@@ -100,6 +103,8 @@ public:
     }
     // Null without a disk tier.
     const DiskKvCache* disk_cache() const { return disk_cache_.get(); }
+    // Null without a remote tier. Its stats() may be read from any thread.
+    const RemoteKvCache* remote_cache() const { return remote_cache_.get(); }
     // Null with speculative decoding off.
     const Speculator* speculator() const { return speculator_.get(); }
     // Every cached block of the prefix cache with the tokens it holds and its
@@ -148,8 +153,12 @@ private:
     void cache_full_blocks(Sequence& sequence);
     // Gives back the sliding-window blocks no future token can see.
     void release_passed_window_blocks(Sequence& sequence);
-    std::optional<kv::BlockId> load_from_disk(const kv::BlockHash& hash,
-                                              std::span<const TokenId> tokens);
+    // A block memory lacks, from the disk tier, else the remote one.
+    std::optional<kv::BlockId> load_missing(const kv::BlockHash& hash,
+                                            std::span<const TokenId> tokens);
+    // The secret cache salts are keyed with: the remote tier's (shared by the
+    // replicas), else the disk tier's (kept across restarts), else random.
+    KeyedHash::Secret salt_secret() const;
     // The block-hash extra keys of a cache salt (none for the empty salt).
     std::vector<uint64_t> salt_keys(const std::string& cache_salt) const;
 
@@ -165,11 +174,12 @@ private:
     std::unique_ptr<kv::BlockPool> window_pool_;  // null without a sliding-window group
     model::KvCacheStorage kv_storage_;
     Scheduler scheduler_;
-    std::unique_ptr<DiskKvCache> disk_cache_;  // null without --kv-disk-cache
-    // Turns cache salts into extra keys. Its secret is the disk tier's, so
-    // salted blocks on disk are found again after a restart; random otherwise.
+    std::unique_ptr<DiskKvCache> disk_cache_;      // null without --kv-disk-cache
+    std::unique_ptr<RemoteKvCache> remote_cache_;  // null without --kv-remote
+    // Turns cache salts into extra keys (salt_secret()), so salted blocks are
+    // found again after a restart and on other replicas.
     KeyedHash salt_hash_;
-    std::vector<TokenId> markers_;             // control tokens output as their text
+    std::vector<TokenId> markers_;            // control tokens output as their text
     std::unique_ptr<Speculator> speculator_;  // null without --speculative-config
     std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
     EngineStats stats_;

@@ -148,13 +148,22 @@ void Scheduler::take_cached_prefix(Sequence& sequence) {
     const auto n_lookup = std::min<size_t>(
         sequence.block_hashes.size(), static_cast<size_t>((sequence.n_tokens() - 1) / block_size));
     size_t n_hit = 0;
+    bool lookup_begun = false;
     for (; n_hit < n_lookup; ++n_hit) {
         const std::span<const TokenId> tokens = sequence.block_tokens(n_hit);
         std::optional<kv::BlockId> block = pool_.take_cached(sequence.block_hashes[n_hit], tokens);
-        if (!block && load_missing_) block = load_missing_(sequence.block_hashes[n_hit], tokens);
+        if (!block && load_missing_) {
+            if (!lookup_begun && missing_lookup_.begin) {
+                missing_lookup_.begin(
+                    std::span(sequence.block_hashes).subspan(n_hit, n_lookup - n_hit));
+                lookup_begun = true;
+            }
+            block = load_missing_(sequence.block_hashes[n_hit], tokens);
+        }
         if (!block) break;
         sequence.blocks.append(*block);
     }
+    if (lookup_begun && missing_lookup_.end) missing_lookup_.end();
     if (window_pool_ != nullptr) n_hit = take_window_blocks(sequence, n_hit);
     sequence.n_computed = static_cast<int32_t>(n_hit) * block_size;
 }

@@ -47,6 +47,15 @@ struct Schedule {
 using LoadMissingBlock =
     std::function<std::optional<kv::BlockId>(const kv::BlockHash&, std::span<const TokenId>)>;
 
+// Lets the tiers below memory fetch a prompt's missing blocks at once (the
+// remote tier pipelines them): begin gets the hashes from the first block
+// memory lacks to the end of the lookup, before the first LoadMissingBlock
+// call; end says the admission is done with them.
+struct MissingBlockLookup {
+    std::function<void(std::span<const kv::BlockHash>)> begin;
+    std::function<void()> end;
+};
+
 class Scheduler {
 public:
     // prefix_caching: a sequence admitted with nothing computed first takes
@@ -55,6 +64,9 @@ public:
               bool prefix_caching);
 
     void set_missing_block_loader(LoadMissingBlock loader) { load_missing_ = std::move(loader); }
+    void set_missing_block_lookup(MissingBlockLookup lookup) {
+        missing_lookup_ = std::move(lookup);
+    }
     // The sliding-window layers' pool (KvCachePlan::n_window_blocks > 0):
     // every sequence then also needs blocks there for the tokens it computes.
     void set_window_group(kv::BlockPool* window_pool, int32_t window) {
@@ -117,6 +129,7 @@ private:
     int64_t n_prefix_hit_tokens_ = 0;
     std::unordered_set<kv::BlockHash, kv::BlockHashHasher> blocks_in_flight_;
     LoadMissingBlock load_missing_;
+    MissingBlockLookup missing_lookup_;
     kv::BlockPool* window_pool_ = nullptr;
     int32_t window_ = 0;
     std::deque<Sequence*> waiting_;
