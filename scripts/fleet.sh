@@ -52,12 +52,8 @@ esac
 [ -f "$LADDER_MODEL" ] || { fleet_log "$LADDER_MODEL missing: run \`make model\`"; exit 1; }
 
 # The shared KV tier: each replica reads the prefix blocks the others
-# computed from Redis. This is the one place the fleet turns it on; it is on
-# whenever the binary has `serve --kv-remote`.
-KV_REMOTE_ARGS=()
-if "$LADDER" serve --help 2>/dev/null | grep -q -- '--kv-remote'; then
-    KV_REMOTE_ARGS=(--kv-remote "redis://127.0.0.1:$FLEET_REDIS_PORT")
-fi
+# computed from Redis. This is the one place the fleet turns it on.
+KV_REMOTE_ARGS=(--kv-remote "redis://127.0.0.1:$FLEET_REDIS_PORT")
 
 mkdir -p "$FLEET_DIR"
 chmod 700 "$FLEET_DIR"
@@ -94,9 +90,6 @@ redis-server --bind 127.0.0.1 --port "$FLEET_REDIS_PORT" --save "" --appendonly 
     --dir "$FLEET_DIR" >"$FLEET_DIR/redis.log" 2>&1 &
 redis_pid=$!
 fleet_log "redis-server on 127.0.0.1:$FLEET_REDIS_PORT (pid $redis_pid, log $FLEET_DIR/redis.log)"
-if ((${#KV_REMOTE_ARGS[@]} == 0)); then
-    fleet_log "this ladder has no --kv-remote: the replicas do not share KV through Redis"
-fi
 
 addresses=()
 for ((index = 1; index <= FLEET_REPLICAS; index++)); do
