@@ -24,6 +24,7 @@ void add_bench_model_command(CLI::App& app);
 void add_roofline_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
 
 // Adds `-m,--model PATH` with the default model's help text.
 void add_model_option(CLI::App& command, std::string& model_path);
