@@ -7,10 +7,16 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <cstdio>
 #include "ladder/cli/commands.h"
+#include "ladder/cli/engine_options.h"
+#include "ladder/tools/bench_json.h"
+#include "ladder/tools/sim_calibrate.h"
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/sim_session.h"
 #include "ladder/util/error.h"
+#include "ladder/util/thread_pool.h"
 
 namespace ladder::cli {
 
@@ -63,9 +69,9 @@ tools::StepProfile load_profile(const SimulateFlags& flags) {
 
 void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
     tools::SimulateConfig& config = flags.config;
+    config.simulation.request_rate = parse_rate(flags.request_rate);
     config.simulation.profile = load_profile(flags);
     config.simulation.router = tools::parse_router(flags.router);
-    config.simulation.request_rate = parse_rate(flags.request_rate);
     config.simulation.seed = config.dataset.seed;
     config.dataset.endpoint =
         flags.endpoint == "chat" ? tools::BenchEndpoint::Chat : tools::BenchEndpoint::Completions;
@@ -77,6 +83,35 @@ void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
     if (command.count("--slo-tpot-ms") > 0) config.summary.slo.tpot_ms = flags.slo_tpot_ms;
     if (command.count("--gpu-hour-cost") > 0) config.summary.gpu_hour_cost = flags.gpu_hour_cost;
     tools::run_simulation(config);
+}
+
+struct CalibrateFlags {
+    EngineOptions engine;
+    std::string output_path;
+};
+
+void run_calibrate_command(const CalibrateFlags& flags) {
+    if (flags.output_path.empty()) util::fail("calibrate needs -o PROFILE.json");
+    const std::string model_path = resolve_model_path(flags.engine.model_path);
+    engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
+    bundle.model->set_attention_path(flags.engine.attention);
+    configure_bundle(flags.engine, bundle);
+    util::ThreadPool pool(flags.engine.n_threads);
+    const engine::EngineConfig config = engine_config(flags.engine, bundle);
+    engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, config);
+    tools::ReplicaOptions replica;
+    replica.max_num_seqs = config.max_num_seqs;
+    replica.max_num_batched_tokens = config.max_num_batched_tokens;
+    replica.prefix_caching = config.prefix_caching;
+    const std::string source = fmt::format("measured: ladder simulate calibrate of {}, {} threads",
+                                           model_path, flags.engine.n_threads);
+    const tools::Calibration calibration =
+        tools::calibrate(core, replica, tools::default_calibration_grid(), source);
+    tools::write_json_file(flags.output_path, tools::profile_json(calibration.profile));
+    std::printf("%s\n%lld steps measured, %lld differed from the simulator's schedule\n",
+                tools::format_profile(calibration.profile).c_str(),
+                static_cast<long long>(calibration.n_steps),
+                static_cast<long long>(calibration.n_mismatched_steps));
 }
 
 }  // namespace
@@ -136,7 +171,16 @@ void add_simulate_command(CLI::App& app) {
                         "$ per GPU-hour: report the cost per million output tokens");
     command->add_option("--json", config.json_path,
                         "write the results, under ladder bench --json's keys, to FILE");
-    command->callback([flags, command] { run_simulate_command(*command, *flags); });
+    auto calibrate_flags = std::make_shared<CalibrateFlags>();
+    CLI::App* calibrate = command->add_subcommand(
+        "calibrate", "Measure this engine's step costs into a profile for --profile");
+    add_engine_options(*calibrate, calibrate_flags->engine);
+    calibrate->add_option("-o,--output", calibrate_flags->output_path, "the profile JSON to write")
+        ->required();
+    calibrate->callback([calibrate_flags] { run_calibrate_command(*calibrate_flags); });
+    command->callback([flags, command, calibrate] {
+        if (!calibrate->parsed()) run_simulate_command(*command, *flags);
+    });
 }
 
 }  // namespace ladder::cli
