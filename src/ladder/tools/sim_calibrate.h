@@ -32,6 +32,20 @@ struct Calibration {
     int64_t n_mismatched_steps = 0;
 };
 
+// One step as the engine ran it, beside the simulator's step at that place.
+struct MeasuredStep {
+    int32_t engine_tokens = 0;
+    int32_t simulated_tokens = -1;  // -1: the simulator had no step here
+    double n_context = 0.0;         // the simulator's attended positions
+    double seconds = 0.0;           // the engine's
+};
+
+// Runs one workload (all requests at once, random prompts from seed)
+// through the idle engine and through the simulator with the engine's KV
+// plan and `replica`'s settings; one entry per engine step.
+std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const ReplicaOptions& replica,
+                                           const CalibrationShape& shape, uint64_t seed);
+
 // The engine must be idle, with `replica` its scheduler settings.
 Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
                       const std::vector<CalibrationShape>& grid, const std::string& source);

@@ -35,6 +35,11 @@ void check_config(const SimulateConfig& config) {
     if (options.replica.max_num_seqs < 1) util::fail("--max-num-seqs must be at least 1");
     if (options.replica.max_num_batched_tokens < 1)
         util::fail("--max-num-batched-tokens must be at least 1");
+    if (options.replica.max_num_batched_tokens < options.replica.max_num_seqs) {
+        // As the engine refuses it: a step must hold every running decode.
+        util::fail("--max-num-batched-tokens ({}) must be at least --max-num-seqs ({})",
+                   options.replica.max_num_batched_tokens, options.replica.max_num_seqs);
+    }
     if (!(options.balance_factor >= 1.0)) util::fail("--balance-factor must be at least 1");
 }
 
