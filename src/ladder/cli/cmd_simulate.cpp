@@ -142,7 +142,7 @@ void add_simulate_command(CLI::App& app) {
                         "sequences in one step, as serve (default 256)");
     command->add_option("--max-num-batched-tokens", simulation.replica.max_num_batched_tokens,
                         "tokens in one step, as serve (default 512)");
-    command->add_flag("!--no-prefix-caching", simulation.replica.prefix_caching,
+    command->add_flag("!--no-prefix-cache", simulation.replica.prefix_caching,
                       "replicas without a prefix cache");
     command->add_option("--endpoint", flags->endpoint, "completions (default) or chat")
         ->check(CLI::IsMember({"completions", "chat"}));
