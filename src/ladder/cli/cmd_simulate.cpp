@@ -11,6 +11,7 @@
 #include <cstdio>
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
+#include "ladder/tools/bench_arrivals.h"
 #include "ladder/tools/bench_json.h"
 #include "ladder/tools/sim_calibrate.h"
 #include "ladder/tools/sim_profile.h"
@@ -40,21 +41,6 @@ struct SimulateFlags {
     double gpu_hour_cost = 0.0;
 };
 
-double parse_rate(const std::string& text) {
-    if (text == "inf") return std::numeric_limits<double>::infinity();
-    size_t used = 0;
-    double rate = 0.0;
-    try {
-        rate = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || !(rate > 0.0)) {
-        util::fail("--request-rate must be a positive number of requests/s or inf, not '{}'", text);
-    }
-    return rate;
-}
-
 tools::StepProfile load_profile(const SimulateFlags& flags) {
     if (!flags.profile_path.empty()) {
         if (!flags.device.empty() || !flags.preset.empty())
@@ -69,7 +55,7 @@ tools::StepProfile load_profile(const SimulateFlags& flags) {
 
 void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
     tools::SimulateConfig& config = flags.config;
-    config.simulation.request_rate = parse_rate(flags.request_rate);
+    config.simulation.request_rate = tools::parse_request_rate(flags.request_rate);
     config.simulation.profile = load_profile(flags);
     config.simulation.router = tools::parse_router(flags.router);
     config.simulation.seed = config.dataset.seed;
