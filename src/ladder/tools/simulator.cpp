@@ -1,7 +1,6 @@
 #include "ladder/tools/simulator.h"
 
 #include <algorithm>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -116,6 +115,16 @@ SimulationResult simulate(std::span<const SimRequest> requests, const Simulation
     size_t next = 0;             // the next request to release, in arrival order
     std::vector<size_t> waking;  // replicas given requests at this instant
     const bool limited = options.max_concurrency > 0;
+    // Requests arriving at one instant go into the same first step, as the
+    // engine batches whatever is queued when it steps: the replicas they
+    // went to start once the instant's last request is placed.
+    auto start_woken_after = [&](double now) {
+        const bool more_now = next < requests.size() && requests[next].arrival_s <= now &&
+                              (!limited || n_in_flight < options.max_concurrency);
+        if (more_now) return;
+        for (size_t woken : waking) start_step(woken, now);
+        waking.clear();
+    };
     while (next < requests.size() || !step_ends.empty()) {
         const bool slot_free = !limited || n_in_flight < options.max_concurrency;
         const double release_s = next < requests.size() && slot_free
@@ -137,6 +146,7 @@ SimulationResult simulate(std::span<const SimRequest> requests, const Simulation
                     "the prompt ({} tokens) plus the output ({}) exceed a replica's KV cache ({} "
                     "tokens)",
                     request.prompt.size(), request.output_len, capacity_tokens);
+                start_woken_after(now);
                 continue;
             }
             const size_t r = router.pick(request.prompt, loads);
@@ -144,14 +154,7 @@ SimulationResult simulate(std::span<const SimRequest> requests, const Simulation
             ++n_in_flight;
             replicas[r]->add(request);
             waking.push_back(r);
-            // Requests arriving at one instant go into the same first step, as
-            // the engine batches whatever is queued when it steps.
-            const bool more_now = next < requests.size() && requests[next].arrival_s <= now &&
-                                  (!limited || n_in_flight < options.max_concurrency);
-            if (!more_now) {
-                for (size_t woken : waking) start_step(woken, now);
-                waking.clear();
-            }
+            start_woken_after(now);
             continue;
         }
         const auto [now, r] = step_ends.top();

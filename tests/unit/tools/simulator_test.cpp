@@ -145,6 +145,15 @@ TEST(Simulator, RequestLargerThanTheCacheFailsAlone) {
     EXPECT_TRUE(result.run.results[1].success);
 }
 
+TEST(Simulator, RefusedLastArrivalStillStartsTheOthers) {
+    const SimulationOptions options = tiny_fleet(2, 512);
+    const std::vector<SimRequest> requests = {{0, 0.0, iota_tokens(4, 1), 2},
+                                              {1, 0.0, iota_tokens(8, 1), 4}};
+    const SimulationResult result = simulate(requests, options);
+    EXPECT_TRUE(result.run.results[0].success);
+    EXPECT_FALSE(result.run.results[1].success);
+}
+
 TEST(Router, PrefixAffinityKeepsAPrefixTogetherUnderItsBound) {
     Router router(RouterKind::PrefixAffinity, 1.25, 4);
     const std::vector<int32_t> prompt = {1, 2, 3, 4, 5};
