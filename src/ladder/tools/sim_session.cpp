@@ -95,7 +95,8 @@ void run_simulation(const SimulateConfig& config) {
     info.slo = config.summary.slo;
     info.gpu_hour_cost = config.summary.gpu_hour_cost;
     SummaryOptions summary_options = config.summary;
-    summary_options.gpus_per_replica = options.profile.gpus_per_replica;
+    // The cost is the whole fleet's: every replica's GPUs.
+    summary_options.gpus_per_replica = options.profile.gpus_per_replica * options.n_replicas;
     const BenchSummary summary = summarize(result.run, summary_options);
     std::cout << format_summary(summary, info);
     std::cout << fmt::format(

@@ -54,7 +54,8 @@ TEST_F(SimulatorAgainstEngine, OneRequest) {
 }
 
 TEST_F(SimulatorAgainstEngine, TwoRequestsShareTheBudget) {
-    expect_same_steps({.block_size = 4, .max_num_seqs = 2, .max_num_batched_tokens = 6}, {2, 8, 2}, {6, 6, 5, 1});
+    expect_same_steps({.block_size = 4, .max_num_seqs = 2, .max_num_batched_tokens = 6}, {2, 8, 2},
+                      {6, 6, 5, 1});
 }
 
 TEST_F(SimulatorAgainstEngine, Preemption) {
