@@ -80,3 +80,37 @@ def test_default_model_is_used_without_dash_m(ladder_bin, default_model):
                             env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)
+
+
+def test_simulate_bad_input_is_one_line_naming_it(ladder_bin, tmp_path):
+    roofline = ["simulate", "--device", "h100-80g", "--preset", "llama3-8b", "--num-prompts", "4"]
+    assert "--router" in run_failing(ladder_bin, *roofline, "--router", "random")
+    assert "--request-rate" in run_failing(ladder_bin, *roofline, "--request-rate", "-2")
+    assert "no-such-model" in run_failing(ladder_bin, "simulate", "--device", "h100-80g",
+                                          "--preset", "no-such-model")
+    assert "'tpu'" in run_failing(ladder_bin, "simulate", "--device", "tpu", "--preset", "llama3-8b")
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text('{"prompt": "hello", "max_tokens": 4}\n{"prompt": \n')
+    message = run_failing(ladder_bin, *roofline, "--dataset", "jsonl", str(trace))
+    assert "trace.jsonl" in message and "2" in message, message
+    profile = tmp_path / "profile.json"
+    profile.write_text('{"source": "hand", "fixed_ms": 1}')
+    assert "per_token_us" in run_failing(ladder_bin, "simulate", "--profile", str(profile))
+
+
+def test_simulate_json_has_bench_keys(ladder_bin, tmp_path):
+    out = tmp_path / "sim.json"
+    subprocess.run([ladder_bin, "simulate", "--device", "h100-80g", "--preset", "llama3-8b",
+                    "--replicas", "2", "--router", "prefix-affinity", "--dataset", "prefix",
+                    "--prefix-len", "512", "--input-len", "64", "--output-len", "16",
+                    "--num-prompts", "50", "--request-rate", "10", "--json", str(out)],
+                   check=True, capture_output=True, timeout=60)
+    result = json.loads(out.read_text())
+    for key in ("completed", "request_throughput", "median_ttft_ms", "p99_tpot_ms",
+                "mean_itl_ms", "median_e2el_ms", "cached_token_share"):
+        assert key in result, key
+    assert result["completed"] == 50
+    simulated = result["simulated"]
+    assert simulated["replicas"] == 2 and simulated["num_preemptions"] == 0
+    # Every prompt after the first on each replica finds the 512-token prefix cached.
+    assert simulated["prefix_cache_hit_share"] > 0.7

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ladder/cli/commands.h"
+#include "ladder/tools/bench_arrivals.h"
 #include "ladder/tools/bench_session.h"
 #include "ladder/util/error.h"
 
@@ -35,21 +36,6 @@ std::string api_key_from_environment() {
     return {};
 }
 
-double parse_request_rate(const std::string& text) {
-    if (text == "inf") return std::numeric_limits<double>::infinity();
-    size_t used = 0;
-    double rate = 0.0;
-    try {
-        rate = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || !(rate > 0.0)) {
-        util::fail("--request-rate must be a positive number of requests/s or inf, not '{}'", text);
-    }
-    return rate;
-}
-
 void run_bench_command(const CLI::App& command, BenchFlags& flags) {
     tools::BenchConfig& config = flags.config;
     if (command.count("--api-key") == 0) config.api_key = api_key_from_environment();
@@ -59,7 +45,7 @@ void run_bench_command(const CLI::App& command, BenchFlags& flags) {
     if (flags.dataset.size() > 1) config.dataset.path = flags.dataset[1];
     if (command.count("--input-len") > 0) config.dataset.input_len = flags.input_len;
     if (command.count("--output-len") > 0) config.dataset.output_len = flags.output_len;
-    config.request_rate = parse_request_rate(flags.request_rate);
+    config.request_rate = tools::parse_request_rate(flags.request_rate);
     if (command.count("--slo-ttft-ms") > 0) config.summary.slo.ttft_ms = flags.slo_ttft_ms;
     if (command.count("--slo-tpot-ms") > 0) config.summary.slo.tpot_ms = flags.slo_tpot_ms;
     if (command.count("--gpu-hour-cost") > 0) config.summary.gpu_hour_cost = flags.gpu_hour_cost;

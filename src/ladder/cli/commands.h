@@ -25,6 +25,7 @@ void add_roofline_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_trace_summary_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
 
 // Adds `-m,--model PATH` with the default model's help text.
 void add_model_option(CLI::App& command, std::string& model_path);

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     ladder::cli::add_serve_command(app);
     ladder::cli::add_quantize_command(app);
     ladder::cli::add_trace_summary_command(app);
+    ladder::cli::add_simulate_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ladder/tools/seeded_random.h"
+#include "ladder/util/error.h"
 
 namespace ladder::tools {
 
@@ -17,6 +19,21 @@ std::vector<double> arrival_times(int64_t n_requests, double requests_per_second
         times[i] = times[i - 1] + gap;
     }
     return times;
+}
+
+double parse_request_rate(const std::string& text) {
+    if (text == "inf") return std::numeric_limits<double>::infinity();
+    size_t used = 0;
+    double rate = 0.0;
+    try {
+        rate = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || !(rate > 0.0)) {
+        util::fail("--request-rate must be a positive number of requests/s or inf, not '{}'", text);
+    }
+    return rate;
 }
 
 }  // namespace ladder::tools

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ladder::tools {
@@ -10,5 +11,9 @@ namespace ladder::tools {
 // Send times in seconds after the start, the first at 0. An infinite (or
 // non-positive) rate sends every request at 0. Deterministic for a seed.
 std::vector<double> arrival_times(int64_t n_requests, double requests_per_second, uint64_t seed);
+
+// --request-rate's value: a positive number of requests/s, or "inf".
+// Throws util::InputError naming the flag otherwise.
+double parse_request_rate(const std::string& text);
 
 }  // namespace ladder::tools

@@ -1,0 +1,53 @@
+// `ladder simulate calibrate`: measures this engine's step costs. A grid of
+// workloads (B requests of P prompt tokens and N outputs, all at once) runs
+// through the real engine, step by step; the same workload runs through the
+// simulator, whose steps must match the engine's in tokens (it is the
+// engine's scheduler) and give each step's attended positions. A least-squares
+// fit of seconds on (tokens, positions) gives the profile.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ladder/engine/engine_core.h"
+#include "ladder/tools/sim_profile.h"
+#include "ladder/tools/sim_replica.h"
+
+namespace ladder::tools {
+
+struct CalibrationShape {
+    int32_t n_requests;
+    int32_t prompt_len;
+    int32_t output_len;
+};
+
+// Decodes at a few batch sizes and contexts, and prompt chunks of a few sizes.
+std::vector<CalibrationShape> default_calibration_grid();
+
+struct Calibration {
+    StepProfile profile;
+    int64_t n_steps = 0;
+    // Steps whose token count differed between engine and simulator.
+    int64_t n_mismatched_steps = 0;
+};
+
+// One step as the engine ran it, beside the simulator's step at that place.
+struct MeasuredStep {
+    int32_t engine_tokens = 0;
+    int32_t simulated_tokens = -1;  // -1: the simulator had no step here
+    double n_context = 0.0;         // the simulator's attended positions
+    double seconds = 0.0;           // the engine's
+};
+
+// Runs one workload (all requests at once, random prompts from seed)
+// through the idle engine and through the simulator with the engine's KV
+// plan and `replica`'s settings; one entry per engine step.
+std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const ReplicaOptions& replica,
+                                           const CalibrationShape& shape, uint64_t seed);
+
+// The engine must be idle, with `replica` its scheduler settings.
+Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
+                      const std::vector<CalibrationShape>& grid, const std::string& source);
+
+}  // namespace ladder::tools

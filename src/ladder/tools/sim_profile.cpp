@@ -1,0 +1,156 @@
+#include "ladder/tools/sim_profile.h"
+
+#include <fmt/format.h>
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include "ladder/tools/model_presets.h"
+#include "ladder/util/error.h"
+
+namespace ladder::tools {
+
+namespace {
+
+// Published datasheet ceilings: HBM bandwidth and dense BF16 tensor FLOP/s
+// (SXM parts, no sparsity). The H800 is the H100 with less NVLink, so its
+// per-GPU ceilings are the H100's.
+struct RooflineDevice {
+    std::string_view name;
+    double bandwidth_bytes_per_s;
+    double flops;
+    uint64_t memory_mib;
+};
+
+constexpr std::array kDevices = {
+    RooflineDevice{"h200-141g", 4.8e12, 989e12, 143771},
+    RooflineDevice{"h100-80g", 3.35e12, 989e12, 81559},
+    RooflineDevice{"h800-80g", 3.35e12, 989e12, 81559},
+    RooflineDevice{"a100-80g", 2.039e12, 312e12, 81920},
+    RooflineDevice{"a100-40g", 1.555e12, 312e12, 40960},
+};
+
+double number_at(const nlohmann::json& json, const char* key, const std::string& name) {
+    const auto it = json.find(key);
+    if (it == json.end()) util::fail("{}: the profile has no \"{}\"", name, key);
+    if (!it->is_number()) util::fail("{}: \"{}\" is not a number", name, key);
+    const double value = it->get<double>();
+    if (!std::isfinite(value) || value < 0.0) util::fail("{}: \"{}\" must be >= 0", name, key);
+    return value;
+}
+
+}  // namespace
+
+nlohmann::json profile_json(const StepProfile& profile) {
+    return {{"source", profile.source},
+            {"fixed_ms", profile.fixed_s * 1e3},
+            {"per_token_us", profile.per_token_s * 1e6},
+            {"per_context_ns", profile.per_context_s * 1e9},
+            {"block_size", profile.block_size},
+            {"kv_blocks", profile.n_kv_blocks},
+            {"gpus_per_replica", profile.gpus_per_replica}};
+}
+
+StepProfile profile_from_json(const nlohmann::json& json, const std::string& name) {
+    if (!json.is_object()) util::fail("{}: a profile is a JSON object", name);
+    StepProfile profile;
+    const auto source = json.find("source");
+    if (source == json.end() || !source->is_string())
+        util::fail("{}: the profile has no \"source\" string", name);
+    profile.source = source->get<std::string>();
+    profile.fixed_s = number_at(json, "fixed_ms", name) * 1e-3;
+    profile.per_token_s = number_at(json, "per_token_us", name) * 1e-6;
+    profile.per_context_s = number_at(json, "per_context_ns", name) * 1e-9;
+    profile.block_size = static_cast<int32_t>(number_at(json, "block_size", name));
+    profile.n_kv_blocks = static_cast<int64_t>(number_at(json, "kv_blocks", name));
+    if (json.contains("gpus_per_replica"))
+        profile.gpus_per_replica = static_cast<int32_t>(number_at(json, "gpus_per_replica", name));
+    if (profile.block_size < 1) util::fail("{}: \"block_size\" must be at least 1", name);
+    if (profile.n_kv_blocks < 1) util::fail("{}: \"kv_blocks\" must be at least 1", name);
+    if (profile.gpus_per_replica < 1)
+        util::fail("{}: \"gpus_per_replica\" must be at least 1", name);
+    if (!(profile.step_seconds(1, 1.0) > 0.0)) util::fail("{}: a step must take some time", name);
+    return profile;
+}
+
+StepProfile read_profile(const std::string& path) {
+    std::ifstream file(path);
+    if (!file) util::fail("cannot read the profile {}", path);
+    std::stringstream text;
+    text << file.rdbuf();
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::parse_error& error) {
+        util::fail("{}: not JSON ({})", path, error.what());
+    }
+    return profile_from_json(json, path);
+}
+
+std::string roofline_device_names() {
+    std::string names;
+    for (const RooflineDevice& device : kDevices) {
+        if (!names.empty()) names += ", ";
+        names += device.name;
+    }
+    return names;
+}
+
+StepProfile roofline_profile(const std::string& device_name, const std::string& model,
+                             double efficiency, double bytes_per_parameter,
+                             double memory_utilization) {
+    const RooflineDevice* device = nullptr;
+    for (const RooflineDevice& candidate : kDevices) {
+        if (candidate.name == device_name) device = &candidate;
+    }
+    if (device == nullptr) {
+        util::fail("unknown --device '{}' (roofline devices: {})", device_name,
+                   roofline_device_names());
+    }
+    if (!(efficiency > 0.0 && efficiency <= 1.0)) {
+        util::fail("--efficiency must be in (0, 1], not {}", efficiency);
+    }
+    if (!(bytes_per_parameter > 0.0)) util::fail("--bytes-per-parameter must be positive");
+    const ModelPreset& preset = find_model_preset(model);
+    const auto parameters = static_cast<double>(parameter_count(preset));
+    const double bandwidth = device->bandwidth_bytes_per_s * efficiency;
+    const double flops = device->flops * efficiency;
+    const double weights_bytes = parameters * bytes_per_parameter;
+    // K and V of every layer, 16-bit.
+    const double kv_bytes_per_token =
+        2.0 * preset.n_layers * preset.n_kv_heads * preset.head_dim * 2.0;
+    // Attention of one row over one position: Q.K and P.V, 2 FLOPs a multiply-add.
+    const double attention_flops = 4.0 * preset.n_layers * preset.n_heads * preset.head_dim;
+
+    StepProfile profile;
+    profile.block_size = 16;
+    profile.fixed_s = weights_bytes / bandwidth;
+    profile.per_token_s = 2.0 * parameters / flops;
+    profile.per_context_s = kv_bytes_per_token / bandwidth + attention_flops / flops;
+    const double memory = static_cast<double>(device->memory_mib) * 1024.0 * 1024.0;
+    const double kv_budget = memory * memory_utilization - weights_bytes;
+    if (!(kv_budget > 0.0)) {
+        util::fail("{} does not fit on one {} at {} bytes a parameter", model, device_name,
+                   bytes_per_parameter);
+    }
+    profile.n_kv_blocks =
+        static_cast<int64_t>(kv_budget / (kv_bytes_per_token * profile.block_size));
+    profile.source = fmt::format(
+        "roofline of {} ({:.2f} TB/s, {:.0f} TFLOP/s) running {} at {} bytes/parameter, "
+        "efficiency {:.2f}",
+        device_name, device->bandwidth_bytes_per_s / 1e12, device->flops / 1e12, model,
+        bytes_per_parameter, efficiency);
+    return profile;
+}
+
+std::string format_profile(const StepProfile& profile) {
+    return fmt::format(
+        "profile: {} (fixed {:.3f} ms, {:.3f} us/token, {:.3f} ns/context position, {} KV blocks "
+        "of {})",
+        profile.source, profile.fixed_s * 1e3, profile.per_token_s * 1e6,
+        profile.per_context_s * 1e9, profile.n_kv_blocks, profile.block_size);
+}
+
+}  // namespace ladder::tools

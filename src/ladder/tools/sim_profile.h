@@ -1,0 +1,56 @@
+// What `ladder simulate` knows of one replica's hardware and model: how long
+// a forward step takes and how many KV blocks it holds. A step costs
+//   fixed + per_token x (tokens in the step) + per_context x (positions the
+//   step's tokens attend to, summed),
+// the same three parts as engine::StepCostModel: reading the weights once,
+// the matrix products of one more row, and attention over the KV cache.
+// A profile comes from a JSON file (measured) or from the roofline of a
+// device and a model preset; either way it carries its source, which every
+// report prints.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ladder::tools {
+
+struct StepProfile {
+    std::string source;  // where the numbers come from, in words
+    double fixed_s = 0.0;
+    double per_token_s = 0.0;
+    double per_context_s = 0.0;
+    int32_t block_size = 16;  // tokens per KV block
+    int64_t n_kv_blocks = 0;  // blocks of one replica's KV cache
+    int32_t gpus_per_replica = 1;
+
+    double step_seconds(int64_t n_tokens, double n_context) const {
+        return fixed_s + per_token_s * static_cast<double>(n_tokens) + per_context_s * n_context;
+    }
+};
+
+// {"source", "fixed_ms", "per_token_us", "per_context_ns", "block_size",
+//  "kv_blocks", "gpus_per_replica"}.
+nlohmann::json profile_json(const StepProfile& profile);
+// Throws util::InputError naming the key that is missing, not a number or
+// out of range.
+StepProfile profile_from_json(const nlohmann::json& json, const std::string& name);
+// Reads and checks a profile file; throws util::InputError naming the file.
+StepProfile read_profile(const std::string& path);
+
+// The roofline of one replica: `device` (h200-141g, h100-80g, h800-80g,
+// a100-80g, a100-40g) running model preset `model` (ladder fit's presets)
+// with `bytes_per_parameter` weights and 16-bit KV, each ceiling reached
+// at `efficiency` (0, 1]. The KV cache gets `memory_utilization` of the
+// memory less the weights. Throws util::InputError naming an unknown device
+// (with the valid names), model, or a value out of range.
+StepProfile roofline_profile(const std::string& device, const std::string& model, double efficiency,
+                             double bytes_per_parameter = 2.0, double memory_utilization = 0.9);
+// "h200-141g, h100-80g, ...".
+std::string roofline_device_names();
+
+// One line: "profile: SOURCE (fixed 4.1 ms, 12.0 us/token, 3.2 ns/context
+// position, 81920 KV blocks of 16)".
+std::string format_profile(const StepProfile& profile);
+
+}  // namespace ladder::tools

@@ -1,0 +1,68 @@
+// The simulator's hand-checked cases through the real engine: the same
+// workload must take the same steps with the same tokens in each, because
+// both run the engine's scheduler over the same KV plan.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ladder/engine/engine_core.h"
+#include "ladder/engine/model_bundle.h"
+#include "ladder/tools/sim_calibrate.h"
+#include "ladder/util/thread_pool.h"
+
+namespace ladder::tools {
+namespace {
+
+class SimulatorAgainstEngine : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        const auto path =
+            std::filesystem::path(LADDER_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+        if (std::filesystem::exists(path)) {
+            bundle_ =
+                std::make_unique<engine::ModelBundle>(engine::load_model_bundle(path.string()));
+            pool_ = std::make_unique<util::ThreadPool>(1);
+        }
+    }
+    void SetUp() override {
+        if (!bundle_) GTEST_SKIP() << "the SmolLM2 model is not fetched (make models)";
+    }
+    // Engine and simulator steps of one workload: their token counts.
+    static void expect_same_steps(engine::EngineConfig config, const CalibrationShape& shape,
+                                  std::vector<int32_t> expected) {
+        engine::EngineCore core(*bundle_->model, *bundle_->tokenizer, *pool_, config);
+        ReplicaOptions replica{config.max_num_seqs, config.max_num_batched_tokens,
+                               config.prefix_caching};
+        const std::vector<MeasuredStep> steps = measure_workload(core, replica, shape, 7);
+        std::vector<int32_t> engine_tokens;
+        std::vector<int32_t> simulated_tokens;
+        for (const MeasuredStep& step : steps) {
+            engine_tokens.push_back(step.engine_tokens);
+            simulated_tokens.push_back(step.simulated_tokens);
+        }
+        EXPECT_EQ(engine_tokens, expected);
+        EXPECT_EQ(simulated_tokens, expected);
+    }
+    static inline std::unique_ptr<engine::ModelBundle> bundle_;
+    static inline std::unique_ptr<util::ThreadPool> pool_;
+};
+
+constexpr int64_t kBlockBytes = int64_t{23040} * 4;  // SmolLM2, 4-token blocks, F16
+
+TEST_F(SimulatorAgainstEngine, OneRequest) {
+    expect_same_steps({.block_size = 4}, {1, 8, 3}, {8, 1, 1});
+}
+
+TEST_F(SimulatorAgainstEngine, TwoRequestsShareTheBudget) {
+    expect_same_steps({.block_size = 4, .max_num_seqs = 2, .max_num_batched_tokens = 6}, {2, 8, 2},
+                      {6, 6, 5, 1});
+}
+
+TEST_F(SimulatorAgainstEngine, Preemption) {
+    engine::EngineConfig config{.block_size = 4, .prefix_caching = false};
+    config.kv_cache_bytes = 3 * kBlockBytes;
+    expect_same_steps(config, {2, 4, 5}, {8, 1, 1, 1, 1, 5, 1, 1, 1});
+}
+
+}  // namespace
+}  // namespace ladder::tools
