@@ -12,7 +12,7 @@ LADDER := $(BUILD_DIR)/bin/ladder
 PYTHON := .venv/bin/python
 
 .PHONY: all deps build build-asan build-tsan build-fuzz model model-gemma3 model-draft-pair run fleet test \
-	test-unit test-asan test-tsan fuzz test-python test-avx2-path test-scalar-path test-soak clean
+	test-unit test-asan test-tsan fuzz test-python test-avx2-path test-scalar-path test-soak test-long clean
 
 all: build
 
@@ -28,17 +28,21 @@ build-asan: deps
 	@cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_ASAN=ON > /dev/null
 	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target unit_gguf
 
+# The sanitizer builds link the Release build's xgrammar rather than compiling
+# it again (cmake/xgrammar.cmake says why).
+PREBUILT_XGRAMMAR := -DLADDER_XGRAMMAR_PREBUILT=$(abspath $(BUILD_DIR))/lib/libxgrammar.a
+
 # The engine and server unit tests under ThreadSanitizer (the kernels left
 # uninstrumented: see src/ladder/kernels/cpu/CMakeLists.txt).
-build-tsan: deps
+build-tsan: build
 	@cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_TSAN=ON \
-		-DLADDER_WERROR=OFF > /dev/null
+		-DLADDER_WERROR=OFF $(PREBUILT_XGRAMMAR) > /dev/null
 	@cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target unit_engine unit_server
 
 # The fuzz targets of tests/fuzz/, with clang, libFuzzer, ASan and UBSan.
-build-fuzz: deps
+build-fuzz: build
 	@cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_FUZZ=ON \
-		-DLADDER_BUILD_TESTS=OFF -DLADDER_WERROR=OFF \
+		-DLADDER_BUILD_TESTS=OFF -DLADDER_WERROR=OFF $(PREBUILT_XGRAMMAR) \
 		-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ > /dev/null
 	@cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzzers
 
@@ -123,6 +127,11 @@ test-scalar-path: build model model-gemma3
 # the expected one.
 test-soak: build model
 	@LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) scripts/soak.py --duration 120 --sample 20
+
+# The model tests marked long (minutes of CPU each, left out of `make test`):
+# fast attention against exact over a 4,096-token context on both models.
+test-long: build model model-gemma3
+	@LADDER_LONG_TESTS=1 LADDER_BIN=$(abspath $(LADDER)) $(PYTHON) -m pytest -q tests/model -m long
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR)

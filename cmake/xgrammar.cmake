@@ -11,20 +11,37 @@ if(NOT EXISTS ${LADDER_XGRAMMAR_DIR}/cpp/grammar_compiler.cc)
                         "run scripts/fetch_xgrammar.sh (make deps does)")
 endif()
 
-file(GLOB_RECURSE xgrammar_sources CONFIGURE_DEPENDS ${LADDER_XGRAMMAR_DIR}/cpp/*.cc)
-list(FILTER xgrammar_sources EXCLUDE REGEX "/cpp/tvm_ffi/")
-add_library(xgrammar STATIC ${xgrammar_sources})
-set_target_properties(xgrammar PROPERTIES CXX_STANDARD 17 POSITION_INDEPENDENT_CODE ON)
-target_include_directories(xgrammar PUBLIC ${LADDER_XGRAMMAR_DIR}/include)
-target_include_directories(xgrammar SYSTEM PUBLIC ${LADDER_XGRAMMAR_DIR}/3rdparty/picojson
-                                                  ${LADDER_XGRAMMAR_DIR}/3rdparty/dlpack/include)
-# Its sources are not ours to keep warning-free (-w: our -Werror must not fail
-# on a newer compiler's opinion of them).
-target_compile_options(xgrammar PRIVATE -w)
-target_compile_definitions(xgrammar PUBLIC XGRAMMAR_ENABLE_CPPTRACE=0
-                                           XGRAMMAR_ENABLE_INTERNAL_CHECK=0
-                                           XGRAMMAR_LOG_CUSTOMIZE=1)
-target_link_libraries(xgrammar PUBLIC Threads::Threads)
+# The sanitizer and fuzz builds may link the archive a Release build made from
+# the same sources (LADDER_XGRAMMAR_PREBUILT) instead of compiling it again:
+# it is third-party code that we neither fuzz nor check for races, and its 40
+# heavy files compiled three times were a third of what CI spent compiling.
+set(LADDER_XGRAMMAR_PREBUILT "" CACHE FILEPATH
+    "libxgrammar.a built from the same sources (empty: build it here)")
+if(LADDER_XGRAMMAR_PREBUILT)
+    if(NOT EXISTS ${LADDER_XGRAMMAR_PREBUILT})
+        message(FATAL_ERROR "LADDER_XGRAMMAR_PREBUILT: ${LADDER_XGRAMMAR_PREBUILT} does not exist "
+                            "(build the Release configuration first: make build)")
+    endif()
+    add_library(xgrammar STATIC IMPORTED)
+    set_target_properties(xgrammar PROPERTIES IMPORTED_LOCATION ${LADDER_XGRAMMAR_PREBUILT})
+    set(xgrammar_usage INTERFACE)
+else()
+    file(GLOB_RECURSE xgrammar_sources CONFIGURE_DEPENDS ${LADDER_XGRAMMAR_DIR}/cpp/*.cc)
+    list(FILTER xgrammar_sources EXCLUDE REGEX "/cpp/tvm_ffi/")
+    add_library(xgrammar STATIC ${xgrammar_sources})
+    set_target_properties(xgrammar PROPERTIES CXX_STANDARD 17 POSITION_INDEPENDENT_CODE ON)
+    # Its sources are not ours to keep warning-free (-w: our -Werror must not
+    # fail on a newer compiler's opinion of them), nor to debug (-g0).
+    target_compile_options(xgrammar PRIVATE -w -g0)
+    set(xgrammar_usage PUBLIC)
+endif()
+target_include_directories(xgrammar ${xgrammar_usage} ${LADDER_XGRAMMAR_DIR}/include)
+target_include_directories(xgrammar SYSTEM ${xgrammar_usage}
+                           ${LADDER_XGRAMMAR_DIR}/3rdparty/picojson
+                           ${LADDER_XGRAMMAR_DIR}/3rdparty/dlpack/include)
+target_compile_definitions(xgrammar ${xgrammar_usage} XGRAMMAR_ENABLE_CPPTRACE=0
+                           XGRAMMAR_ENABLE_INTERNAL_CHECK=0 XGRAMMAR_LOG_CUSTOMIZE=1)
+target_link_libraries(xgrammar ${xgrammar_usage} Threads::Threads)
 
 # The internal headers (support/logging.h), for the one file that implements
 # xgrammar's logging hooks.

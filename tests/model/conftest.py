@@ -7,6 +7,24 @@ import subprocess
 
 import pytest
 
+# Cases marked long (minutes of CPU each, e.g. a 4,096-token context on both
+# models) run only with LADDER_LONG_TESTS=1: `make test-long`.
+RUN_LONG = os.environ.get("LADDER_LONG_TESTS") == "1"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "long: minutes of CPU; run by `make test-long`")
+
+
+def pytest_collection_modifyitems(config, items):
+    if RUN_LONG:
+        return
+    skip = pytest.mark.skip(reason="long: `make test-long` (LADDER_LONG_TESTS=1) runs it")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_MODEL = os.path.join(ROOT, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
