@@ -117,9 +117,12 @@ class Fleet:
             time.sleep(0.1)
 
     def stop(self, timeout=90):
-        """SIGINT, as Ctrl-C: fleet.sh stops every process; returns its status."""
+        """SIGTERM, as a service manager would (fleet.sh traps it as it does
+        Ctrl-C; SIGINT is ignored by a shell that a non-interactive shell
+        started in the background): fleet.sh stops every process; returns
+        its status."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 
 import http_raw
 import trace_format
@@ -136,7 +137,11 @@ def test_sigterm_mid_trace_leaves_valid_json(tmp_path):
             chunk = stream.recv(4096)
             assert chunk, "the stream closed before its fifth event"
             data += chunk
-        # The trace file is written as it goes, before the process ends.
+        # The trace file is written as it goes, before the process ends (its
+        # writer wakes every 100 ms; five events can come sooner).
+        deadline = time.monotonic() + 10
+        while os.path.getsize(trace) == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert os.path.getsize(trace) > 0
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(60) == 0

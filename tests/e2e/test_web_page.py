@@ -292,7 +292,9 @@ def test_dashboard_follows_a_bench_run(browser, open_server):
     idle_out = browser.find_element("id", "m-tokens-out").text
     bench = subprocess.Popen(
         [ladder_bin(), "bench", "--base-url", open_server.base_url, "--no-progress",
-         "--dataset", "random", "--num-prompts", "8", "--input-len", "32", "--output-len", "32",
+         # Seconds of work on any CPU (the dashboard samples once a second):
+         # two waves of four 200-token answers.
+         "--dataset", "random", "--num-prompts", "8", "--input-len", "32", "--output-len", "200",
          "--max-concurrency", "4", "--seed", "3"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
