@@ -11,6 +11,7 @@
 #include <cstdio>
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
+#include "ladder/cli/workload_options.h"
 #include "ladder/tools/bench_arrivals.h"
 #include "ladder/tools/bench_json.h"
 #include "ladder/tools/sim_calibrate.h"
@@ -31,14 +32,7 @@ struct SimulateFlags {
     double efficiency = 0.5;
     double bytes_per_parameter = 2.0;
     std::string router = "round-robin";
-    std::string endpoint = "completions";
-    std::vector<std::string> dataset = {"random"};
-    int64_t input_len = 0;
-    int64_t output_len = 0;
-    std::string request_rate = "inf";
-    double slo_ttft_ms = 0.0;
-    double slo_tpot_ms = 0.0;
-    double gpu_hour_cost = 0.0;
+    WorkloadFlags workload;
 };
 
 tools::StepProfile load_profile(const SimulateFlags& flags) {
@@ -55,19 +49,11 @@ tools::StepProfile load_profile(const SimulateFlags& flags) {
 
 void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
     tools::SimulateConfig& config = flags.config;
-    config.simulation.request_rate = tools::parse_request_rate(flags.request_rate);
+    config.simulation.request_rate = tools::parse_request_rate(flags.workload.request_rate);
     config.simulation.profile = load_profile(flags);
     config.simulation.router = tools::parse_router(flags.router);
     config.simulation.seed = config.dataset.seed;
-    config.dataset.endpoint =
-        flags.endpoint == "chat" ? tools::BenchEndpoint::Chat : tools::BenchEndpoint::Completions;
-    config.dataset.kind = flags.dataset.front();
-    if (flags.dataset.size() > 1) config.dataset.path = flags.dataset[1];
-    if (command.count("--input-len") > 0) config.dataset.input_len = flags.input_len;
-    if (command.count("--output-len") > 0) config.dataset.output_len = flags.output_len;
-    if (command.count("--slo-ttft-ms") > 0) config.summary.slo.ttft_ms = flags.slo_ttft_ms;
-    if (command.count("--slo-tpot-ms") > 0) config.summary.slo.tpot_ms = flags.slo_tpot_ms;
-    if (command.count("--gpu-hour-cost") > 0) config.summary.gpu_hour_cost = flags.gpu_hour_cost;
+    apply_workload_flags(command, flags.workload, config.dataset, config.summary);
     tools::run_simulation(config);
 }
 
@@ -130,31 +116,12 @@ void add_simulate_command(CLI::App& app) {
                         "tokens in one step, as serve (default 512)");
     command->add_flag("!--no-prefix-cache", simulation.replica.prefix_caching,
                       "replicas without a prefix cache");
-    command->add_option("--endpoint", flags->endpoint, "completions (default) or chat")
-        ->check(CLI::IsMember({"completions", "chat"}));
-    command
-        ->add_option("--dataset", flags->dataset,
-                     "random (default), prefix, sharegpt FILE or jsonl FILE")
-        ->expected(1, 2);
-    command->add_option("--input-len", flags->input_len,
-                        "prompt tokens (random: default 1024; prefix: the question, default 200)");
-    command->add_option("--output-len", flags->output_len,
-                        "output tokens (random 128, prefix 300, jsonl 128; sharegpt: the reply's)");
-    command->add_option("--range-ratio", config.dataset.range_ratio,
-                        "draw lengths from [len x (1 - r), len x (1 + r)] (default 0)");
-    command->add_option("--prefix-len", config.dataset.prefix_len,
-                        "prefix: tokens every prompt shares (default 3000)");
-    command->add_option("--num-prompts", config.dataset.n_prompts, "requests (default 1000)");
-    command->add_option("--seed", config.dataset.seed,
-                        "seed of the prompts and arrivals (default 0)");
-    command->add_option("--request-rate", flags->request_rate,
-                        "requests/s, Poisson arrivals; inf (default): all at once");
+    add_endpoint_flag(*command, flags->workload);
+    add_dataset_flags(*command, flags->workload, config.dataset);
+    add_request_rate_flag(*command, flags->workload);
     command->add_option("--max-concurrency", simulation.max_concurrency,
                         "most requests in flight (default: no limit)");
-    command->add_option("--slo-ttft-ms", flags->slo_ttft_ms, "goodput: TTFT objective, ms");
-    command->add_option("--slo-tpot-ms", flags->slo_tpot_ms, "goodput: TPOT objective, ms");
-    command->add_option("--gpu-hour-cost", flags->gpu_hour_cost,
-                        "$ per GPU-hour: report the cost per million output tokens");
+    add_goodput_flags(*command, flags->workload);
     command->add_option("--json", config.json_path,
                         "write the results, under ladder bench --json's keys, to FILE");
     auto calibrate_flags = std::make_shared<CalibrateFlags>();
