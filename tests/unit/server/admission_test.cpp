@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "ladder/server/admission.h"
@@ -48,10 +49,13 @@ protected:
     static std::function<engine::OutputSink(size_t)> ignore_outputs() {
         return [](size_t) { return [](engine::RequestOutput&&) {}; };
     }
-    static void wait_until_idle(const Admission& admission) {
-        for (int i = 0; i < 1000 && admission.n_live() > 0; ++i) {
+    static void wait_until(const std::function<bool()>& done) {
+        for (int i = 0; i < 1000 && !done(); ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
+    }
+    static void wait_until_idle(const Admission& admission) {
+        wait_until([&] { return admission.n_live() == 0; });
     }
     static int status_of_submit(Admission& admission, std::vector<engine::RequestParams> requests) {
         try {
@@ -120,6 +124,9 @@ TEST_F(ServerAdmissionTest, CloseRefusesWith503AndAbortAllEndsWhatRuns) {
     admission.abort_all();
     wait_until_idle(admission);
     EXPECT_EQ(admission.n_live(), 0);
+    // A request leaves the live set when its last output is delivered, which
+    // comes before the engine's step frees its blocks and publishes stats.
+    wait_until([&] { return engine_->stats().n_blocks_used == 0; });
     EXPECT_EQ(engine_->stats().n_blocks_used, 0);
 }
 
