@@ -18,9 +18,6 @@ Measures:
 import argparse
 import os
 import random
-import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -28,32 +25,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_prefix_cache import Server  # noqa: E402
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Redis:
-    def __init__(self):
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--maxmemory", "2gb", "--maxmemory-policy", "allkeys-lru"],
-            stdout=subprocess.DEVNULL)
-        for _ in range(200):
-            if subprocess.run(["redis-cli", "-p", str(self.port), "PING"], capture_output=True,
-                              text=True).stdout.strip() == "PONG":
-                return
-            time.sleep(0.05)
-        raise SystemExit("redis-server did not start")
-
-    def kill(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+from redis_server import RedisServer  # noqa: E402
 
 
 def wait_written(server, timeout=60):
@@ -91,7 +64,7 @@ def main():
 
     common = ["--kv-cache-mem", args.kv_cache_mem]
     if args.skip != "1":
-        redis = Redis()
+        redis = RedisServer("--maxmemory", "2gb", "--maxmemory-policy", "allkeys-lru")
         try:
             remote = common + ["--kv-remote", redis.url]
             for round_ in range(args.rounds):
@@ -154,7 +127,7 @@ def main():
 
         for round_ in range(args.rounds):
             plain, plain_failed, _ = run([])
-            redis = Redis()
+            redis = RedisServer("--maxmemory", "2gb", "--maxmemory-policy", "allkeys-lru")
             try:
                 killed, killed_failed, errors = run(["--kv-remote", redis.url], redis)
             finally:

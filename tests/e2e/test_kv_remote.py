@@ -5,10 +5,7 @@ memory cache; a block of another model, or corrupted, is a miss (the answer
 is the one computed cold); a Redis killed mid-request or never started
 fails no request and is counted."""
 
-import shutil
 import signal
-import socket
-import subprocess
 import threading
 import time
 
@@ -16,6 +13,7 @@ import pytest
 
 import http_raw
 from ladder_server import GEMMA3_MODEL, start_server
+from redis_server import RedisServer
 
 BLOCK = 16
 # About 300 tokens: 18 full blocks.
@@ -23,39 +21,10 @@ PROMPT = ("The support desk answers questions about the ladder inference server.
           + "Question: how do I restart a replica? Answer:")
 REQUEST = {"prompt": PROMPT, "max_tokens": 6, "temperature": 0, "ignore_eos": True}
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Redis:
-    def __init__(self):
-        assert shutil.which("redis-server"), "redis-server is not installed: run `make deps`"
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--protected-mode", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while self.cli("PING") != "PONG":
-            assert time.monotonic() < deadline, "redis-server did not answer PING"
-            time.sleep(0.05)
-
-    def cli(self, *args):
-        done = subprocess.run(["redis-cli", "-p", str(self.port), *args],
-                              capture_output=True, text=True, timeout=10)
-        return done.stdout.strip()
-
+class Redis(RedisServer):
     def block_keys(self):
         listed = self.cli("--scan", "--pattern", "ladder:kv:v1:*:f16:*")
         return sorted(line for line in listed.splitlines() if line)
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            self.process.wait(10)
 
 
 @pytest.fixture
