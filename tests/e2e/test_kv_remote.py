@@ -13,7 +13,7 @@ import pytest
 
 import http_raw
 from ladder_server import GEMMA3_MODEL, start_server
-from redis_server import RedisServer
+from redis_server import RedisServer, free_port
 
 BLOCK = 16
 # About 300 tokens: 18 full blocks.
