@@ -105,17 +105,18 @@ def stream_delay_quantiles(host, port, quantiles=(0.5, 0.99, 0.999)):
     return int(total), bounds, within_1ms
 
 
-def thread_cpu_seconds(pid, name="ladder-http"):
-    """CPU time (user + system) of the server's thread of this name: the
-    event loop, which renders and writes every SSE chunk."""
-    tick = os.sysconf("SC_CLK_TCK")
+def thread_schedstat(pid, name="ladder-http"):
+    """(seconds on a CPU, seconds runnable but waiting for one, times run) of
+    the server's thread of this name, from /proc/.../schedstat: the event
+    loop, which renders and writes every SSE chunk. The wait is the
+    scheduler's: time the woken loop spent queued behind other threads."""
     for task in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{task}/comm") as comm:
             if comm.read().strip() != name:
                 continue
-        with open(f"/proc/{pid}/task/{task}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+            run_ns, wait_ns, slices = (int(field) for field in stat.read().split())
+        return run_ns / 1e9, wait_ns / 1e9, slices
     return None
 
 
@@ -141,7 +142,7 @@ def main():
         process, host, port = start_server(args.ladder, args.model, args.threads,
                                            args.concurrency, args.extra)
     try:
-        loop_cpu_start = thread_cpu_seconds(process.pid) if process else None
+        loop_start = thread_schedstat(process.pid) if process else None
         best = None
         for round_index in range(args.rounds):
             result = asyncio.run(one_round(host, port, args.concurrency, args.prompt_tokens,
@@ -151,7 +152,7 @@ def main():
             if best is None or result["output_tps"] > best["output_tps"]:
                 best = result
         n_outputs, delays, within_1ms = stream_delay_quantiles(host, port)
-        loop_cpu = thread_cpu_seconds(process.pid) if process else None
+        loop_end = thread_schedstat(process.pid) if process else None
     finally:
         if process is not None:
             process.send_signal(signal.SIGTERM)
@@ -165,9 +166,12 @@ def main():
     print(f"server delay from engine output to SSE write, over {n_outputs} outputs: " +
           ", ".join(f"p{q * 100:g} <= {bound * 1e3:g} ms" for q, bound in delays.items()) +
           f"; {within_1ms:.1%} within 1 ms")
-    if loop_cpu is not None and loop_cpu_start is not None and n_outputs:
-        print(f"event-loop thread CPU: {loop_cpu - loop_cpu_start:.2f} s, "
-              f"{(loop_cpu - loop_cpu_start) / n_outputs * 1e6:.0f} us per output")
+    if loop_start is not None and loop_end is not None and n_outputs:
+        run, wait, slices = (end - start for start, end in zip(loop_start, loop_end))
+        print(f"event-loop thread CPU: {run:.2f} s, {run / n_outputs * 1e6:.0f} us per output; "
+              f"waited for a CPU {wait:.2f} s over {slices} wake-ups, "
+              f"{wait / max(slices, 1) * 1e6:.0f} us each")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

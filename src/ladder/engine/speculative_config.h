@@ -9,7 +9,7 @@ namespace ladder::engine {
 
 enum class SpeculativeMethod {
     Ngram,       // prompt lookup in the sequence's own tokens
-    Suffix,      // a suffix index over earlier requests, shared by all
+    Suffix,      // a suffix index over earlier requests of the same cache salt
     DraftModel,  // a second, smaller model with the same vocabulary
 };
 

@@ -1,6 +1,6 @@
 // Suffix decoding (Oliaro et al., arXiv 2411.04975): proposals from a suffix
-// index over every earlier request's prompt and output, shared by all
-// requests, and from the request's own tokens (prompt lookup). The index
+// index over the earlier prompts and outputs of requests with the same cache
+// salt (tenant), and from the request's own tokens (prompt lookup). The index
 // proposes its most frequent continuation, as long as its match and
 // frequencies allow; a request's draft length then follows how well its
 // proposals have been accepted (the speculation policy).
@@ -8,7 +8,7 @@
 
 #include "ladder/engine/drafter.h"
 #include "ladder/engine/speculative_config.h"
-#include "ladder/engine/suffix_index.h"
+#include "ladder/engine/tenant_suffix_index.h"
 
 namespace ladder::engine {
 
@@ -17,13 +17,13 @@ public:
     explicit SuffixDrafter(const SpeculativeConfig& config);
 
     void propose(std::span<const DraftRequest> requests) override;
-    // A finished request's prompt and output join the shared index.
+    // A finished request's prompt and output join its salt's index.
     void on_released(const Sequence& sequence, bool finished) override;
 
-    const SuffixIndex& index() const { return index_; }
+    const TenantSuffixIndex& index() const { return index_; }
 
 private:
-    SuffixIndex index_;
+    TenantSuffixIndex index_;
     double max_spec_factor_;
     double min_token_prob_;
 };

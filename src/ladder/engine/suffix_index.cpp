@@ -82,6 +82,7 @@ void SuffixIndex::count_substrings(std::span<const TokenId> tokens, int32_t delt
 }
 
 void SuffixIndex::forget_oldest() {
+    if (sequences_.empty()) return;
     count_substrings(sequences_.front(), -1);
     sequences_.pop_front();
 }

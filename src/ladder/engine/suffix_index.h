@@ -37,6 +37,9 @@ public:
     // are forgotten while either bound is passed; a sequence alone larger
     // than the node bound is stored as far as it fits.
     void insert(std::span<const TokenId> tokens);
+    // Forgets the oldest stored sequence (a caller that bounds several
+    // indexes together picks which); nothing when none is stored.
+    void forget_oldest();
 
     // The continuation of context's longest suffix found in the index that
     // has one: each next token the most frequent child, while the product of
@@ -69,7 +72,6 @@ private:
     void remove_node(int32_t node);
     // Adds (+1) or removes (-1) one occurrence of every substring of tokens.
     void count_substrings(std::span<const TokenId> tokens, int32_t delta);
-    void forget_oldest();
     // The node whose path is context's last n tokens, or kNone.
     int32_t find(std::span<const TokenId> context, int32_t n) const;
     SuffixProposal follow(int32_t node, int32_t n_matched, int32_t max_tokens,

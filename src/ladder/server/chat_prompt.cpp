@@ -145,8 +145,8 @@ tokenizer::ChatInputs parse_chat_inputs(const json& body) {
 }
 
 std::vector<engine::TokenId> render_chat_prompt(const tokenizer::ChatInputs& inputs,
-                                                const engine::ModelBundle& bundle,
-                                                bool add_special, size_t max_text_bytes) {
+                                                const engine::ModelBundle& bundle, bool add_special,
+                                                size_t max_text_bytes) {
     try {
         const tokenizer::ChatTemplate& chat_template = engine::require_chat_template(bundle);
         const std::string text = chat_template.render(inputs);
@@ -170,7 +170,10 @@ ChatFeatures chat_features(const engine::ModelBundle& bundle) {
         bundle.chat_template ? std::string(bundle.chat_template->source()) : "";
     const std::optional<ToolCallFormat> named =
         tool_call_format_by_name(bundle.chat_options.tool_call_parser);
-    features.tool_calls = named ? *named : detect_tool_call_format(chat_template);
+    // A template that shows no format of ours gets Hermes, the one most
+    // fine-tunes copy, so a call such a model writes is still parsed.
+    features.tool_calls =
+        named ? *named : detect_tool_call_format(chat_template).value_or(ToolCallFormat::Hermes);
     const std::string& reasoning = bundle.chat_options.reasoning_parser;
     features.reasoning =
         reasoning.empty() ? template_reasons(chat_template) : reasoning == "deepseek_r1";

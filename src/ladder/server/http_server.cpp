@@ -17,6 +17,7 @@
 #include "ladder/server/http_connection.h"
 #include "ladder/server/routes.h"
 #include "ladder/util/error.h"
+#include "ladder/util/short_slice.h"
 
 namespace ladder::server {
 
@@ -36,6 +37,10 @@ constexpr size_t kReadBufferBytes = size_t{64} << 10;
 constexpr std::chrono::milliseconds kAcceptPause{100};
 // The event loop's thread (at most 15 characters).
 constexpr const char* kLoopThreadName = "ladder-http";
+// The loop's turns on a CPU: a woken loop writes a step's chunks within one,
+// so its wake-ups preempt the engine's threads rather than wait out their
+// turn (util/short_slice.h; docs/performance.md has the figures).
+constexpr std::chrono::microseconds kLoopSlice{100};
 
 std::chrono::milliseconds milliseconds(double seconds) {
     return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
@@ -238,6 +243,7 @@ void HttpServer::start() {
     impl.work.emplace(impl.loop->get_executor());
     asio::post(*impl.loop, [&impl] { impl.accept(); });
     impl.loop_thread = std::thread([&impl] {
+        util::request_short_slice(kLoopSlice);
         while (true) {
             try {
                 impl.loop->run();

@@ -41,16 +41,19 @@ std::optional<ToolCallFormat> tool_call_format_by_name(std::string_view name) {
 
 std::span<const std::string_view> tool_call_format_names() { return kNames; }
 
-ToolCallFormat detect_tool_call_format(std::string_view chat_template) {
+std::optional<ToolCallFormat> detect_tool_call_format(std::string_view chat_template) {
     const auto has = [&](std::string_view marker) {
         return chat_template.find(marker) != std::string_view::npos;
     };
     if (has("[TOOL_CALLS]")) return ToolCallFormat::Mistral;
-    if (has("<tool_call>")) return ToolCallFormat::Hermes;
+    if (has("<tool_call>")) {
+        if (has("<function=") || has("<arg_key>")) return std::nullopt;
+        return ToolCallFormat::Hermes;
+    }
     if (has("<|python_tag|>") || (has("<|start_header_id|>") && has("ipython"))) {
         return ToolCallFormat::Llama3Json;
     }
-    return ToolCallFormat::Hermes;
+    return std::nullopt;
 }
 
 std::string new_tool_call_id(ToolCallFormat format) {

@@ -29,8 +29,10 @@ std::string_view tool_call_format_name(ToolCallFormat format);
 std::optional<ToolCallFormat> tool_call_format_by_name(std::string_view name);
 std::span<const std::string_view> tool_call_format_names();
 // The format a chat template's text teaches, as llama.cpp tells them apart by
-// their markers; Hermes for a template that shows none.
-ToolCallFormat detect_tool_call_format(std::string_view chat_template);
+// their markers; nullopt for a template that shows none of them (or wraps
+// another call syntax in the same tags: Qwen3-Coder's <function=...> XML,
+// GLM's <arg_key> pairs).
+std::optional<ToolCallFormat> detect_tool_call_format(std::string_view chat_template);
 
 // One piece of one call: the first carries id and name (and maybe the start
 // of the arguments), the rest only argument text to append.

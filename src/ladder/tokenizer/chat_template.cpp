@@ -82,58 +82,11 @@ std::string cut_after_final_message(std::string rendered, const std::string& fin
     return rendered;
 }
 
-bool contains(std::string_view text, std::string_view part) {
-    return text.find(part) != std::string_view::npos;
-}
-
 }  // namespace
-
-std::string_view tool_call_format_name(ToolCallFormat format) {
-    switch (format) {
-        case ToolCallFormat::Hermes:
-            return "hermes";
-        case ToolCallFormat::Llama3Json:
-            return "llama3_json";
-        case ToolCallFormat::Mistral:
-            return "mistral";
-        case ToolCallFormat::None:
-            break;
-    }
-    return "none";
-}
-
-std::optional<ToolCallFormat> tool_call_format_from_name(std::string_view name) {
-    for (ToolCallFormat format : {ToolCallFormat::None, ToolCallFormat::Hermes,
-                                  ToolCallFormat::Llama3Json, ToolCallFormat::Mistral}) {
-        if (tool_call_format_name(format) == name) return format;
-    }
-    return std::nullopt;
-}
-
-ToolCallFormat detect_tool_call_format(std::string_view source) {
-    // The markers llama.cpp's chat-format detection looks for. Templates
-    // that wrap other call syntaxes in the same tags (Qwen3-Coder's
-    // <function=...> XML, GLM's <arg_key> pairs) are none of these formats.
-    if (contains(source, "[TOOL_CALLS]")) return ToolCallFormat::Mistral;
-    if (contains(source, "<tool_call>")) {
-        if (contains(source, "<function=") || contains(source, "<arg_key>")) {
-            return ToolCallFormat::None;
-        }
-        return ToolCallFormat::Hermes;
-    }
-    if (contains(source, "<|start_header_id|>ipython<|end_header_id|>") ||
-        contains(source, "<|python_tag|>")) {
-        return ToolCallFormat::Llama3Json;
-    }
-    return ToolCallFormat::None;
-}
 
 ChatTemplate::ChatTemplate(std::shared_ptr<const jinja::Template> source, ChatSpecialTokens tokens,
                            std::string name)
-    : default_(std::move(source)),
-      tokens_(std::move(tokens)),
-      name_(std::move(name)),
-      tool_call_format_(detect_tool_call_format(default_->source())) {}
+    : default_(std::move(source)), tokens_(std::move(tokens)), name_(std::move(name)) {}
 
 ChatTemplate ChatTemplate::from_source(std::string_view source, ChatSpecialTokens tokens,
                                        std::string name) {
@@ -250,7 +203,5 @@ std::vector<TokenId> ChatTemplate::encode(const Tokenizer& tokenizer, std::strin
     }
     return tokenizer.encode(rendered, add_special, /*parse_special=*/true);
 }
-
-bool ChatTemplate::has_reasoning_tags() const { return contains(default_->source(), "<think>"); }
 
 }  // namespace ladder::tokenizer

@@ -49,20 +49,6 @@ struct ChatSpecialTokens {
     std::string eos;
 };
 
-// How a model's template writes tool calls, which tells the server how to
-// parse them out of the output (llama.cpp picks its parser the same way).
-enum class ToolCallFormat {
-    None,    // the template shows no tool calls in a format ladder knows
-    Hermes,  // <tool_call>{"name": ..., "arguments": ...}</tool_call> (Hermes, Qwen 2.5/3, SmolLM3)
-    Llama3Json,  // {"name": ..., "parameters": ...}, after <|python_tag|> or bare (Llama 3.1-3.3)
-    Mistral,     // [TOOL_CALLS] [{"name": ..., "arguments": ...}] (Mistral v3, Nemo, Small 3.x)
-};
-// "hermes", "llama3_json", "mistral" or "none" (vLLM's parser names).
-std::string_view tool_call_format_name(ToolCallFormat format);
-std::optional<ToolCallFormat> tool_call_format_from_name(std::string_view name);
-// From the template's source, by the markers llama.cpp looks for.
-ToolCallFormat detect_tool_call_format(std::string_view template_source);
-
 class ChatTemplate {
 public:
     // A template's source. Throws util::InputError naming the syntax error.
@@ -99,10 +85,6 @@ public:
     const std::string& name() const { return name_; }
     const std::string& source() const { return default_->source(); }
     const ChatSpecialTokens& special_tokens() const { return tokens_; }
-    // From the default template's text (see ToolCallFormat).
-    ToolCallFormat tool_call_format() const { return tool_call_format_; }
-    // The template writes <think> (a reasoning model: DeepSeek R1, QwQ, Qwen 3, ...).
-    bool has_reasoning_tags() const;
 
 private:
     ChatTemplate(std::shared_ptr<const jinja::Template> source, ChatSpecialTokens tokens,
@@ -113,7 +95,6 @@ private:
     std::map<std::string, std::shared_ptr<const jinja::Template>> variants_;
     ChatSpecialTokens tokens_;
     std::string name_;
-    ToolCallFormat tool_call_format_ = ToolCallFormat::None;
 };
 
 }  // namespace ladder::tokenizer

@@ -5,10 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
+#include "../tokenizer/jinja_test_support.h"
 #include "ladder/server/chat_output.h"
 #include "ladder/server/reasoning_parser.h"
+#include "ladder/tokenizer/chat_template.h"
 
 namespace ladder::server {
 namespace {
@@ -211,12 +216,50 @@ TEST(ToolCallParser, FormatIsPickedFromTheTemplate) {
               ToolCallFormat::Hermes);
     EXPECT_EQ(detect_tool_call_format("<|start_header_id|>ipython<|end_header_id|>"),
               ToolCallFormat::Llama3Json);
-    EXPECT_EQ(detect_tool_call_format("<|im_start|>"), ToolCallFormat::Hermes);
+    EXPECT_EQ(detect_tool_call_format("<|im_start|>"), std::nullopt);
     EXPECT_EQ(tool_call_format_by_name("llama3_json"), ToolCallFormat::Llama3Json);
     EXPECT_FALSE(tool_call_format_by_name("pythonic").has_value());
 }
 
+TEST(ToolCallParser, FormatOfRealTemplates) {
+    using tokenizer::test::read_source_file;
+    constexpr std::optional<ToolCallFormat> kNone = std::nullopt;
+    const std::map<std::string, std::optional<ToolCallFormat>> expected = {
+        {"tests/data/chat_templates/hermes-3-llama-3.1-8b-tool-use.jinja", ToolCallFormat::Hermes},
+        {"tests/data/chat_templates/qwen2.5-7b-instruct.jinja", ToolCallFormat::Hermes},
+        {"tests/data/chat_templates/qwen3-0.6b.jinja", ToolCallFormat::Hermes},
+        // llama.cpp's copy of SmolLM3's template renders no tools.
+        {"tests/data/chat_templates/smollm3-3b.jinja", kNone},
+        {"tests/data/chat_templates/llama-3.2-3b-instruct.jinja", ToolCallFormat::Llama3Json},
+        {"src/ladder/tokenizer/builtin_chat_templates/llama3.1.jinja", ToolCallFormat::Llama3Json},
+        {"src/ladder/tokenizer/builtin_chat_templates/mistral-v3.jinja", ToolCallFormat::Mistral},
+        {"src/ladder/tokenizer/builtin_chat_templates/mistral-v3-tekken.jinja",
+         ToolCallFormat::Mistral},
+        {"tests/data/chat_templates/mistral-small-3.2-24b-instruct-2506.jinja",
+         ToolCallFormat::Mistral},
+        // Other call syntaxes inside <tool_call> tags.
+        {"tests/data/chat_templates/qwen3-coder.jinja", kNone},
+        {"tests/data/chat_templates/glm-4.6.jinja", kNone},
+        {"tests/data/chat_templates/deepseek-r1-distill-qwen-32b.jinja", kNone},
+        {"tests/data/chat_templates/smollm2.jinja", kNone},
+        {"src/ladder/tokenizer/builtin_chat_templates/gemma.jinja", kNone},
+        {"src/ladder/tokenizer/builtin_chat_templates/llama3.jinja", kNone},
+    };
+    for (const auto& [path, format] : expected) {
+        const std::optional<ToolCallFormat> found = detect_tool_call_format(read_source_file(path));
+        EXPECT_EQ(found ? tool_call_format_name(*found) : "none",
+                  format ? tool_call_format_name(*format) : "none")
+            << path;
+    }
+}
+
 // --- reasoning
+
+TEST(ReasoningParser, ReasoningTemplatesAreKnownByTheirThinkTags) {
+    EXPECT_TRUE(template_reasons(
+        tokenizer::test::read_source_file("tests/data/chat_templates/qwq-32b.jinja")));
+    EXPECT_FALSE(template_reasons(tokenizer::ChatTemplate::builtin("chatml", {}).source()));
+}
 
 ReasonedText reason(std::string_view output, size_t step) {
     ReasoningParser parser;
