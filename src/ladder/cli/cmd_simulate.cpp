@@ -49,10 +49,24 @@ tools::StepProfile load_profile(const SimulateFlags& flags) {
 
 void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
     tools::SimulateConfig& config = flags.config;
-    config.simulation.request_rate = tools::parse_request_rate(flags.workload.request_rate);
+    tools::ArrivalOptions& arrivals = config.simulation.arrivals;
+    arrivals.request_rate = tools::parse_request_rate(flags.workload.request_rate);
+    arrivals.burstiness = flags.workload.burstiness;
+    if (!config.replay_path.empty()) {
+        // A trace's times are the arrivals: a flag that would shape them is refused.
+        for (const char* flag : {"--request-rate", "--burstiness", "--diurnal-amplitude",
+                                 "--diurnal-period", "--dataset"}) {
+            if (command.count(flag) > 0) {
+                util::fail(
+                    "{} does not apply to --replay (the trace gives the requests and "
+                    "their arrival times)",
+                    flag);
+            }
+        }
+    }
     config.simulation.profile = load_profile(flags);
     config.simulation.router = tools::parse_router(flags.router);
-    config.simulation.seed = config.dataset.seed;
+    config.n_prompts_given = command.count("--num-prompts") > 0;
     apply_workload_flags(command, flags.workload, config.dataset, config.summary);
     tools::run_simulation(config);
 }
@@ -121,9 +135,18 @@ void add_simulate_command(CLI::App& app) {
     add_request_rate_flag(*command, flags->workload);
     command->add_option("--max-concurrency", simulation.max_concurrency,
                         "most requests in flight (default: no limit)");
+    command->add_option("--diurnal-amplitude", simulation.arrivals.diurnal_amplitude,
+                        "the rate follows rate x (1 - A cos(2 pi t / period)): lowest at the "
+                        "start, highest half a period in; A in [0, 1) (default 0: constant)");
+    command->add_option("--diurnal-period", simulation.arrivals.diurnal_period_s,
+                        "seconds of the diurnal curve's period (default 86400)");
+    command->add_option("--replay", config.replay_path,
+                        "replay a trace JSONL (arrival_s, input_len, output_len[, prefix_id, "
+                        "prefix_len]) instead of --dataset");
     add_goodput_flags(*command, flags->workload);
     command->add_option("--json", config.json_path,
                         "write the results, under ladder bench --json's keys, to FILE");
+    command->add_flag("!--no-progress", config.show_progress, "no progress line on stderr");
     auto calibrate_flags = std::make_shared<CalibrateFlags>();
     CLI::App* calibrate = command->add_subcommand(
         "calibrate", "Measure this engine's step costs into a profile for --profile");

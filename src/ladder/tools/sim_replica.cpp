@@ -37,6 +37,7 @@ double attended_positions(int32_t first, int32_t n) {
 
 struct SimReplica::Tracked {
     int64_t index;
+    int64_t slot;
     std::unique_ptr<engine::Sequence> sequence;
 };
 
@@ -56,14 +57,15 @@ void SimReplica::add(SimRequest request) {
     engine::RequestParams params;
     params.prompt = std::move(request.prompt);
     params.ignore_eos = true;
+    params.sampling.seed = 0;  // nothing is sampled; unseeded, each would open random_device
     auto sequence =
         std::make_unique<engine::Sequence>(engine::RequestId{next_id_++}, std::move(params),
                                            request.output_len, profile_.block_size, *no_text_);
     sequence->timings.arrival = request.arrival_s;
     if (prefix_caching_) sequence->update_block_hashes(root_);
     engine::Sequence* added = sequence.get();
-    sequences_.emplace(added,
-                       std::make_unique<Tracked>(Tracked{request.index, std::move(sequence)}));
+    sequences_.emplace(added, std::make_unique<Tracked>(
+                                  Tracked{request.index, request.slot, std::move(sequence)}));
     scheduler_.add(added);
 }
 
@@ -102,12 +104,12 @@ void SimReplica::end_step() {
         // A chunk that reaches the last token gives the logits of the next.
         if (sequence.n_uncomputed() > 0) continue;
         const auto tracked = sequences_.find(&sequence);
-        const int64_t index = tracked->second->index;
-        sequence.tokens.push_back(generated_token(index));
+        const int64_t slot = tracked->second->slot;
+        sequence.tokens.push_back(generated_token(tracked->second->index));
         if (prefix_caching_) sequence.update_block_hashes(root_);
-        if (events_.on_token) events_.on_token(index, now);
+        if (events_.on_token) events_.on_token(slot, now);
         if (sequence.n_generated() < sequence.max_tokens) continue;
-        if (events_.on_finish) events_.on_finish(index, now, sequence.n_cached_prompt_tokens);
+        if (events_.on_finish) events_.on_finish(slot, now, sequence.n_cached_prompt_tokens);
         scheduler_.remove(&sequence);
         sequences_.erase(tracked);
     }

@@ -30,14 +30,15 @@ struct SimRequest {
     double arrival_s = 0.0;
     std::vector<int32_t> prompt;  // token ids
     int32_t output_len = 1;
+    int64_t slot = 0;  // the event loop's handle of it, which the events report
 };
 
 // What the replica tells of a request as it goes.
 struct SimEvents {
-    // A token of request `index` came out at `time_s`.
-    std::function<void(int64_t index, double time_s)> on_token;
+    // A token of the request in `slot` came out at `time_s`.
+    std::function<void(int64_t slot, double time_s)> on_token;
     // The request's last token came out; cached: its prompt tokens the prefix cache served.
-    std::function<void(int64_t index, double time_s, int32_t n_cached)> on_finish;
+    std::function<void(int64_t slot, double time_s, int32_t n_cached)> on_finish;
 };
 
 // One step as scheduled: what the event-loop tests check.

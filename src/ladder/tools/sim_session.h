@@ -1,8 +1,9 @@
-// `ladder simulate`: makes the workload `ladder bench` would send, runs it
-// through the simulated fleet, and reports it as bench does (same summary,
-// same JSON keys), with the simulation's own figures after.
+// `ladder simulate`: makes the workload `ladder bench` would send (or reads
+// a trace), runs it through the simulated fleet, and reports it as bench
+// does (same summary, same JSON keys), with the simulation's own figures after.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "ladder/tools/bench_dataset.h"
@@ -16,8 +17,18 @@ struct SimulateConfig {
     SimulationOptions simulation;
     DatasetOptions dataset;
     SummaryOptions summary;
-    std::string json_path;  // empty: no JSON
+    // A trace (JSONL of arrival_s, input_len, output_len, prefix_id,
+    // prefix_len) replayed instead of the dataset; its times replace the rate.
+    std::string replay_path;
+    bool n_prompts_given = false;  // --num-prompts was given: a trace stops there
+    std::string json_path;         // empty: no JSON
+    bool show_progress = true;     // the progress line on stderr
 };
+
+// Runs of at most this many requests are kept whole: the summary's
+// percentiles are exact and --json carries bench's per-request arrays.
+// Longer runs are summarised as they go (sim_summary.h).
+constexpr int64_t kMaxRecordedRequests = 100000;
 
 // The simulation's figures under `ladder bench --json`'s keys, plus
 // `simulated` (profile, replicas, router, steps, preemptions, peak KV use,
