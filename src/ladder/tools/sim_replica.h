@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "ladder/engine/scheduler.h"
@@ -67,7 +66,7 @@ public:
     // The step's tokens come out, finished requests leave.
     void end_step();
 
-    int64_t n_in_flight() const { return static_cast<int64_t>(sequences_.size()); }
+    int64_t n_in_flight() const { return n_in_flight_; }
     int64_t n_preemptions() const { return n_preemptions_; }
     int64_t n_steps() const { return n_steps_; }
     int32_t peak_used_blocks() const { return peak_used_blocks_; }
@@ -86,14 +85,15 @@ private:
     std::unique_ptr<tokenizer::Tokenizer> no_text_;  // sequences need one; no text is made
     kv::BlockPool pool_;
     engine::Scheduler scheduler_;
-    std::unordered_map<engine::Sequence*, std::unique_ptr<Tracked>> sequences_;
+    // By slot, which is also the sequence's id: a slot is unique in flight.
+    std::vector<std::unique_ptr<Tracked>> by_slot_;
+    int64_t n_in_flight_ = 0;
     SimStep step_;
     std::vector<engine::ScheduledChunk> chunks_;  // the step begun
     bool in_step_ = false;
     int64_t n_preemptions_ = 0;
     int64_t n_steps_ = 0;
     int32_t peak_used_blocks_ = 0;
-    uint64_t next_id_ = 0;
 };
 
 }  // namespace ladder::tools

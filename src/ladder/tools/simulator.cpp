@@ -128,6 +128,7 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
             }
             const size_t slot = free_slots.back();
             free_slots.pop_back();
+            out.itls_s.reserve(static_cast<size_t>(request.output_len - 1));
             slots[slot] = InFlight{request.index, now, std::move(out)};
             request.slot = static_cast<int64_t>(slot);
             const size_t r = router.pick(request.prompt, loads);
