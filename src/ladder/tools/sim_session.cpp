@@ -51,7 +51,27 @@ void check_config(const SimulateConfig& config) {
     }
     if (!(options.balance_factor >= 1.0)) util::fail("--balance-factor must be at least 1");
     if (config.dataset.n_prompts < 1) util::fail("--num-prompts must be at least 1");
+    if (config.summary.gpu_hour_cost && !(*config.summary.gpu_hour_cost >= 0.0)) {
+        util::fail("--gpu-hour-cost must not be negative");
+    }
+    if (config.find_min_replicas) {
+        if (!config.summary.slo.any()) {
+            util::fail("--find-min-replicas needs --slo-ttft-ms or --slo-tpot-ms");
+        }
+        if (!(config.slo_attainment > 0.0 && config.slo_attainment <= 1.0)) {
+            util::fail("--slo-attainment must be in (0, 1], not {}", config.slo_attainment);
+        }
+    }
 }
+
+// The share of requests that met the SLOs.
+double attainment(const BenchSummary& summary) {
+    const int64_t n = summary.n_completed + summary.n_failed;
+    return n > 0 ? static_cast<double>(summary.n_good.value_or(0)) / static_cast<double>(n) : 0.0;
+}
+
+// One quiet run at a replica count: the summary only.
+BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas);
 
 double share(int64_t part, int64_t whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
@@ -153,14 +173,78 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
         {"prefix_cache_hit_tokens", result.n_prefix_hit_tokens},
         {"prefix_cache_hit_share",
          share(result.n_prefix_hit_tokens, result.n_prefix_queried_tokens)},
+        {"gpus", options.n_replicas * options.profile.gpus_per_replica},
+        {"cost_per_day",
+         config.summary.gpu_hour_cost
+             ? nlohmann::json(options.n_replicas * options.profile.gpus_per_replica *
+                              *config.summary.gpu_hour_cost * 24.0)
+             : nlohmann::json(nullptr)},
+        {"find_min_replicas", config.find_min_replicas},
+        {"slo_attainment", config.find_min_replicas ? nlohmann::json(config.slo_attainment)
+                                                    : nlohmann::json(nullptr)},
     };
     return json;
 }
 
-void run_simulation(const SimulateConfig& config) {
-    check_config(config);
+namespace {
+
+BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas) {
+    SimulationOptions options = config.simulation;
+    options.n_replicas = n_replicas;
+    Workload workload = make_workload(config);
+    StreamingSummary streaming(config.summary);
+    const SimulationResult result = simulate(*workload.stream, streaming, options);
+    return streaming.summary(result.duration_s, options.max_concurrency,
+                             options.arrivals.request_rate);
+}
+
+// Doubles from --replicas until the SLOs are met, then bisects: the fewest
+// replicas meeting them, assuming more replicas never do worse.
+int32_t search_min_replicas(const SimulateConfig& config) {
+    auto meets = [&](int32_t n) {
+        const BenchSummary summary = summary_at(config, n);
+        const bool ok = attainment(summary) >= config.slo_attainment;
+        fmt::print(stderr, "simulate: {} replica(s): {:.2f}% of requests meet the SLOs{}\n", n,
+                   100.0 * attainment(summary), ok ? "" : ", short");
+        return ok;
+    };
+    int32_t low = 0;  // the most known to fall short
+    int32_t high = config.simulation.n_replicas;
+    while (!meets(high)) {
+        low = high;
+        if (high >= config.max_replicas) {
+            util::fail(
+                "--find-min-replicas: {} replicas still miss the SLOs for {:.1f}% of "
+                "requests",
+                high, 100.0 * config.slo_attainment);
+        }
+        high = std::min(config.max_replicas, high * 2);
+    }
+    while (high - low > 1) {
+        const int32_t middle = low + (high - low) / 2;
+        if (meets(middle)) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    return high;
+}
+
+}  // namespace
+
+void run_simulation(const SimulateConfig& given) {
+    check_config(given);
+    std::cout << format_profile(given.simulation.profile) << '\n' << std::flush;
+    SimulateConfig config = given;
+    if (config.find_min_replicas) {
+        config.simulation.n_replicas = search_min_replicas(config);
+        std::cout << fmt::format(
+            "Fewest replicas meeting the SLOs for {:.1f}% of requests: {} ({} GPUs)\n",
+            100.0 * config.slo_attainment, config.simulation.n_replicas,
+            config.simulation.n_replicas * config.simulation.profile.gpus_per_replica);
+    }
     const SimulationOptions& options = config.simulation;
-    std::cout << format_profile(options.profile) << '\n' << std::flush;
     Workload workload = make_workload(config);
     const bool record = workload.n_requests <= kMaxRecordedRequests;
 
@@ -212,6 +296,12 @@ void run_simulation(const SimulateConfig& config) {
         100.0 * share(result.peak_used_blocks, result.n_kv_blocks),
         100.0 * share(result.n_prefix_hit_tokens, result.n_prefix_queried_tokens),
         result.duration_s, wall_s);
+    if (config.summary.gpu_hour_cost) {
+        const int32_t n_gpus = options.n_replicas * options.profile.gpus_per_replica;
+        std::cout << fmt::format("Fleet cost: {} GPUs x ${:.2f}/GPU-hour = ${:.0f} a day\n", n_gpus,
+                                 *config.summary.gpu_hour_cost,
+                                 n_gpus * *config.summary.gpu_hour_cost * 24.0);
+    }
     if (!record) {
         std::cout << fmt::format(
             "Summarised as it ran ({} requests, over {}): percentiles within 0.05%, no "

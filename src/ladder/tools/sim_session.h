@@ -23,6 +23,11 @@ struct SimulateConfig {
     bool n_prompts_given = false;  // --num-prompts was given: a trace stops there
     std::string json_path;         // empty: no JSON
     bool show_progress = true;     // the progress line on stderr
+    // Search for the fewest replicas at which at least `slo_attainment` of
+    // the requests meet the SLOs (goodput / throughput), then report that run.
+    bool find_min_replicas = false;
+    double slo_attainment = 0.99;
+    int32_t max_replicas = 4096;  // the search gives up above this
 };
 
 // Runs of at most this many requests are kept whole: the summary's
@@ -36,8 +41,9 @@ constexpr int64_t kMaxRecordedRequests = 100000;
 nlohmann::json simulation_json(const SimulationResult& result, const BenchSummary& summary,
                                const BenchInfo& info, const SimulateConfig& config);
 
-// Prints the profile's source, the summary and the simulation's figures;
-// throws util::InputError on bad options.
+// Prints the profile's source, the summary and the simulation's figures
+// (with --find-min-replicas, each count tried and the run at the fewest
+// that meets the SLOs); throws util::InputError on bad options.
 void run_simulation(const SimulateConfig& config);
 
 }  // namespace ladder::tools

@@ -159,7 +159,6 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
         result.n_prefix_hit_tokens += replica->n_prefix_hit_tokens();
     }
     result.n_kv_blocks = options.profile.n_kv_blocks;
-    if (progress) progress(last_finish, n_done);
     return result;
 }
 
