@@ -310,7 +310,9 @@ void run_simulation(const SimulateConfig& given) {
     }
     if (summary.n_failed > 0) {
         fmt::print(stderr, "ladder simulate: {} of {} requests failed{}", summary.n_failed,
-                   result.n_requests, record ? ":\n" + format_errors(result.run, 5) : "\n");
+                   result.n_requests,
+                   record ? ":\n" + format_errors(result.run, 5)
+                          : fmt::format(", the first: {}\n", streaming.first_error()));
     }
     std::cout << std::flush;
     if (!config.json_path.empty()) {

@@ -69,7 +69,10 @@ Distribution LatencyHistogram::distribution_ms() const {
 
 void StreamingSummary::add(int64_t, RequestResult&& result) {
     const std::optional<double> tpot = totals_.add(result, options_.slo);
-    if (!result.success) return;
+    if (!result.success) {
+        if (first_error_.empty()) first_error_ = result.error;
+        return;
+    }
     ttft_.add(result.ttft_s);
     if (tpot) tpot_.add(*tpot);
     for (const double gap : result.itls_s) itl_.add(gap);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ladder/tools/bench_metrics.h"
@@ -58,11 +59,14 @@ public:
     void add(int64_t index, RequestResult&& result) override;
     BenchSummary summary(double duration_s, int64_t max_concurrency, double request_rate) const;
     int64_t n_done() const { return totals_.n_completed + totals_.n_failed; }
+    // The first failed request's error (empty: none failed).
+    const std::string& first_error() const { return first_error_; }
 
 private:
     SummaryOptions options_;
     RequestTotals totals_;
     LatencyHistogram ttft_, tpot_, itl_, e2el_;
+    std::string first_error_;
 };
 
 }  // namespace ladder::tools
