@@ -114,3 +114,39 @@ def test_simulate_json_has_bench_keys(ladder_bin, tmp_path):
     assert simulated["replicas"] == 2 and simulated["num_preemptions"] == 0
     # Every prompt after the first on each replica finds the 512-token prefix cached.
     assert simulated["prefix_cache_hit_share"] > 0.7
+
+
+def test_simulate_workload_flags_refuse_bad_input_by_name(ladder_bin, tmp_path):
+    roofline = ["simulate", "--device", "h100-80g", "--preset", "llama3-8b", "--num-prompts", "4"]
+    assert "--burstiness" in run_failing(ladder_bin, *roofline, "--burstiness", "-1")
+    assert "--diurnal-amplitude" in run_failing(ladder_bin, *roofline, "--diurnal-amplitude", "1.5")
+    assert "--find-min-replicas" in run_failing(ladder_bin, *roofline, "--find-min-replicas")
+    trace = tmp_path / "day.jsonl"
+    trace.write_text('{"arrival_s": 0, "input_len": 8, "output_len": 2}\n'
+                     '{"arrival_s": 1, "input_len": 8}\n')
+    message = run_failing(ladder_bin, *roofline, "--replay", str(trace))
+    assert "day.jsonl line 2" in message and "output_len" in message, message
+    assert "--request-rate" in run_failing(ladder_bin, *roofline, "--replay", str(trace),
+                                           "--request-rate", "5")
+
+
+def test_simulate_replays_a_converted_bench_result(ladder_bin, tmp_path):
+    # A bench result's arrays (as ladder bench --json writes them) become a trace, replayed.
+    bench = {"input_lens": [300, 200, 100], "output_lens": [20, 0, 10],
+             "start_times": [0.5, 0.2, 0.0], "errors": ["", "timed out", ""]}
+    (tmp_path / "bench.json").write_text(json.dumps(bench))
+    trace = tmp_path / "trace.jsonl"
+    subprocess.run([ladder_bin, "simulate", "convert", "--from", "bench-json",
+                    str(tmp_path / "bench.json"), "-o", str(trace)],
+                   check=True, capture_output=True, timeout=60)
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert lines == [{"arrival_s": 0.0, "input_len": 100, "output_len": 10},
+                     {"arrival_s": 0.5, "input_len": 300, "output_len": 20}]
+    out = tmp_path / "sim.json"
+    subprocess.run([ladder_bin, "simulate", "--device", "h100-80g", "--preset", "llama3-8b",
+                    "--replay", str(trace), "--json", str(out)],
+                   check=True, capture_output=True, timeout=60)
+    result = json.loads(out.read_text())
+    assert result["completed"] == 2 and result["total_input_tokens"] == 400
+    assert result["start_times"] == [0.0, 0.5]
+    assert result["simulated"]["trace"] == str(trace)

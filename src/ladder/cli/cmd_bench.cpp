@@ -35,6 +35,7 @@ void run_bench_command(const CLI::App& command, BenchFlags& flags) {
     if (command.count("--api-key") == 0) config.api_key = api_key_from_environment();
     apply_workload_flags(command, flags.workload, config.dataset, config.summary);
     config.request_rate = tools::parse_request_rate(flags.workload.request_rate);
+    config.burstiness = flags.workload.burstiness;
     tools::run_bench(config);
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <cstdio>
+#include <fstream>
 #include "ladder/cli/commands.h"
 #include "ladder/cli/engine_options.h"
 #include "ladder/cli/workload_options.h"
@@ -17,6 +18,7 @@
 #include "ladder/tools/sim_calibrate.h"
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/sim_session.h"
+#include "ladder/tools/sim_trace_convert.h"
 #include "ladder/util/error.h"
 #include "ladder/util/thread_pool.h"
 
@@ -49,10 +51,24 @@ tools::StepProfile load_profile(const SimulateFlags& flags) {
 
 void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
     tools::SimulateConfig& config = flags.config;
-    config.simulation.request_rate = tools::parse_request_rate(flags.workload.request_rate);
+    tools::ArrivalOptions& arrivals = config.simulation.arrivals;
+    arrivals.request_rate = tools::parse_request_rate(flags.workload.request_rate);
+    arrivals.burstiness = flags.workload.burstiness;
+    if (!config.replay_path.empty()) {
+        // A trace's times are the arrivals: a flag that would shape them is refused.
+        for (const char* flag : {"--request-rate", "--burstiness", "--diurnal-amplitude",
+                                 "--diurnal-period", "--dataset"}) {
+            if (command.count(flag) > 0) {
+                util::fail(
+                    "{} does not apply to --replay (the trace gives the requests and "
+                    "their arrival times)",
+                    flag);
+            }
+        }
+    }
     config.simulation.profile = load_profile(flags);
     config.simulation.router = tools::parse_router(flags.router);
-    config.simulation.seed = config.dataset.seed;
+    config.n_prompts_given = command.count("--num-prompts") > 0;
     apply_workload_flags(command, flags.workload, config.dataset, config.summary);
     tools::run_simulation(config);
 }
@@ -84,6 +100,59 @@ void run_calibrate_command(const CalibrateFlags& flags) {
                 tools::format_profile(calibration.profile).c_str(),
                 static_cast<long long>(calibration.n_steps),
                 static_cast<long long>(calibration.n_mismatched_steps));
+}
+
+struct ConvertFlags {
+    std::string from;
+    std::string input_path;
+    std::string output_path;
+    WorkloadFlags workload;
+    tools::DatasetOptions dataset;
+};
+
+void run_convert_command(const CLI::App& command, ConvertFlags& flags) {
+    tools::ArrivalOptions arrivals;
+    arrivals.request_rate = tools::parse_request_rate(flags.workload.request_rate);
+    arrivals.burstiness = flags.workload.burstiness;
+    tools::check_arrival_options(arrivals);
+    std::vector<tools::TraceRecord> records;
+    if (flags.from == "bench-json") {
+        nlohmann::json result;
+        try {
+            std::ifstream file(flags.input_path);
+            if (!file) util::fail("cannot read {}", flags.input_path);
+            result = nlohmann::json::parse(file);
+        } catch (const nlohmann::json::parse_error& error) {
+            util::fail("{}: not JSON ({})", flags.input_path, error.what());
+        }
+        records =
+            tools::trace_from_bench_json(result, flags.input_path, arrivals, flags.dataset.seed);
+    } else {
+        tools::DatasetOptions dataset = flags.dataset;
+        dataset.kind = "sharegpt";
+        dataset.path = flags.input_path;
+        if (command.count("--num-prompts") == 0) dataset.n_prompts = INT64_MAX;
+        records = tools::trace_from_prompts(tools::make_dataset(dataset), arrivals, dataset.seed);
+    }
+    tools::write_trace(flags.output_path, records);
+    std::printf("%zu requests written to %s\n", records.size(), flags.output_path.c_str());
+}
+
+void add_convert_command(CLI::App& simulate) {
+    auto flags = std::make_shared<ConvertFlags>();
+    CLI::App* convert = simulate.add_subcommand(
+        "convert", "Turn a ladder bench --json result or a ShareGPT file into a --replay trace");
+    convert->add_option("--from", flags->from, "bench-json or sharegpt")
+        ->required()
+        ->check(CLI::IsMember({"bench-json", "sharegpt"}));
+    convert->add_option("input", flags->input_path, "the file to convert")->required();
+    convert->add_option("-o,--output", flags->output_path, "the trace JSONL to write")->required();
+    add_request_rate_flag(*convert, flags->workload);
+    convert->add_option("--num-prompts", flags->dataset.n_prompts,
+                        "sharegpt: requests to take (default: all)");
+    convert->add_option("--seed", flags->dataset.seed,
+                        "seed of the sample and the arrivals (default 0)");
+    convert->callback([flags, convert] { run_convert_command(*convert, *flags); });
 }
 
 }  // namespace
@@ -121,9 +190,25 @@ void add_simulate_command(CLI::App& app) {
     add_request_rate_flag(*command, flags->workload);
     command->add_option("--max-concurrency", simulation.max_concurrency,
                         "most requests in flight (default: no limit)");
+    command->add_option("--diurnal-amplitude", simulation.arrivals.diurnal_amplitude,
+                        "the rate follows rate x (1 - A cos(2 pi t / period)): lowest at the "
+                        "start, highest half a period in; A in [0, 1) (default 0: constant)");
+    command->add_option("--diurnal-period", simulation.arrivals.diurnal_period_s,
+                        "seconds of the diurnal curve's period (default 86400)");
+    command->add_option("--replay", config.replay_path,
+                        "replay a trace JSONL (arrival_s, input_len, output_len[, prefix_id, "
+                        "prefix_len]) instead of --dataset");
     add_goodput_flags(*command, flags->workload);
+    command->add_flag("--find-min-replicas", config.find_min_replicas,
+                      "search for the fewest replicas (from --replicas up) meeting the SLOs");
+    command->add_option("--slo-attainment", config.slo_attainment,
+                        "--find-min-replicas: share of requests that must meet the SLOs "
+                        "(default 0.99)");
+    command->add_option("--max-replicas", config.max_replicas,
+                        "--find-min-replicas: give up above this many (default 4096)");
     command->add_option("--json", config.json_path,
                         "write the results, under ladder bench --json's keys, to FILE");
+    command->add_flag("!--no-progress", config.show_progress, "no progress line on stderr");
     auto calibrate_flags = std::make_shared<CalibrateFlags>();
     CLI::App* calibrate = command->add_subcommand(
         "calibrate", "Measure this engine's step costs into a profile for --profile");
@@ -131,8 +216,12 @@ void add_simulate_command(CLI::App& app) {
     calibrate->add_option("-o,--output", calibrate_flags->output_path, "the profile JSON to write")
         ->required();
     calibrate->callback([calibrate_flags] { run_calibrate_command(*calibrate_flags); });
-    command->callback([flags, command, calibrate] {
-        if (!calibrate->parsed()) run_simulate_command(*command, *flags);
+    add_convert_command(*command);
+    command->callback([flags, command] {
+        for (const CLI::App* sub : command->get_subcommands()) {
+            if (sub->parsed()) return;
+        }
+        run_simulate_command(*command, *flags);
     });
 }
 

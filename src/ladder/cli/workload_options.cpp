@@ -29,6 +29,9 @@ void add_dataset_flags(CLI::App& command, WorkloadFlags& flags, tools::DatasetOp
 void add_request_rate_flag(CLI::App& command, WorkloadFlags& flags) {
     command.add_option("--request-rate", flags.request_rate,
                        "requests/s, Poisson arrivals; inf (default): all at once");
+    command.add_option("--burstiness", flags.burstiness,
+                       "gamma shape of the gaps between arrivals: 1 Poisson (default), below 1 "
+                       "burstier, above steadier (vLLM's --burstiness)");
 }
 
 void add_goodput_flags(CLI::App& command, WorkloadFlags& flags) {

@@ -21,6 +21,7 @@ struct WorkloadFlags {
     int64_t input_len = 0;
     int64_t output_len = 0;
     std::string request_rate = "inf";
+    double burstiness = 1.0;
     double slo_ttft_ms = 0.0;
     double slo_tpot_ms = 0.0;
     double gpu_hour_cost = 0.0;
@@ -31,7 +32,7 @@ void add_endpoint_flag(CLI::App& command, WorkloadFlags& flags);
 // --dataset, --input-len, --output-len, --range-ratio, --prefix-len,
 // --num-prefixes, --num-prompts, --seed.
 void add_dataset_flags(CLI::App& command, WorkloadFlags& flags, tools::DatasetOptions& dataset);
-// --request-rate (parsed by tools::parse_request_rate).
+// --request-rate (parsed by tools::parse_request_rate) and --burstiness.
 void add_request_rate_flag(CLI::App& command, WorkloadFlags& flags);
 // --slo-ttft-ms, --slo-tpot-ms, --gpu-hour-cost.
 void add_goodput_flags(CLI::App& command, WorkloadFlags& flags);

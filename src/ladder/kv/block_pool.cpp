@@ -16,7 +16,8 @@ BlockPool::BlockPool(int32_t n_blocks, int32_t block_size)
       next_(static_cast<size_t>(n_blocks), kNone),
       prev_(static_cast<size_t>(n_blocks), kNone),
       hashes_(static_cast<size_t>(n_blocks)),
-      tokens_(static_cast<size_t>(n_blocks) * static_cast<size_t>(block_size), 0) {
+      tokens_(static_cast<size_t>(n_blocks) * static_cast<size_t>(block_size), 0),
+      cached_(static_cast<size_t>(std::max(n_blocks, 0))) {
     LADDER_CHECK(n_blocks > 0 && block_size > 0, "a block pool needs blocks of some size");
     for (BlockId block = 0; block < n_blocks; ++block) push_back(plain_, block);
 }
@@ -97,10 +98,10 @@ int32_t BlockPool::ref_count(BlockId block) const {
 }
 
 bool BlockPool::has_cached(const BlockHash& hash, std::span<const int32_t> tokens) const {
-    const auto it = cached_.find(hash);
-    if (it == cached_.end()) return false;
+    const std::optional<BlockId> found = cached_.find(hash);
+    if (!found) return false;
     const auto stored = std::span<const int32_t>(tokens_).subspan(
-        static_cast<size_t>(it->second) * static_cast<size_t>(block_size_),
+        static_cast<size_t>(*found) * static_cast<size_t>(block_size_),
         static_cast<size_t>(block_size_));
     // A 128-bit collision must never share a block.
     return tokens.size() == stored.size() &&
@@ -110,7 +111,7 @@ bool BlockPool::has_cached(const BlockHash& hash, std::span<const int32_t> token
 std::optional<BlockId> BlockPool::take_cached(const BlockHash& hash,
                                               std::span<const int32_t> tokens) {
     if (!has_cached(hash, tokens)) return std::nullopt;
-    const BlockId block = cached_.find(hash)->second;
+    const BlockId block = *cached_.find(hash);
     if (ref_counts_[block] == 0) unlink(evictable_, block);
     ++ref_counts_[block];
     return block;
@@ -120,9 +121,8 @@ bool BlockPool::cache_block(BlockId block, const BlockHash& hash, std::span<cons
     check_id(block);
     LADDER_CHECK(ref_counts_[block] > 0, "caching a block nobody holds");
     LADDER_CHECK(tokens.size() == static_cast<size_t>(block_size_), "caching a partial block");
-    if (is_cached(block) || cached_.contains(hash)) return false;
+    if (is_cached(block) || !cached_.insert(hash, block)) return false;
     hashes_[static_cast<size_t>(block)] = hash;
-    cached_.emplace(hash, block);
     std::copy(tokens.begin(), tokens.end(),
               tokens_.begin() + static_cast<ptrdiff_t>(block) * block_size_);
     return true;

@@ -15,10 +15,10 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "ladder/kv/block_hash.h"
+#include "ladder/kv/block_hash_index.h"
 
 namespace ladder::kv {
 
@@ -66,10 +66,7 @@ public:
         return hashes_[static_cast<size_t>(block)];
     }
     // The cached block known by hash, if any (nothing is taken).
-    std::optional<BlockId> find_cached(const BlockHash& hash) const {
-        const auto it = cached_.find(hash);
-        return it == cached_.end() ? std::nullopt : std::optional<BlockId>(it->second);
-    }
+    std::optional<BlockId> find_cached(const BlockHash& hash) const { return cached_.find(hash); }
     // Whether take_cached would find the block (nothing is taken).
     bool has_cached(const BlockHash& hash, std::span<const int32_t> tokens) const;
 
@@ -94,7 +91,7 @@ private:
     List evictable_;  // cached blocks with count 0, least recently released first
     std::vector<std::optional<BlockHash>> hashes_;
     std::vector<int32_t> tokens_;  // [n_blocks, block_size]: the tokens of cached blocks
-    std::unordered_map<BlockHash, BlockId, BlockHashHasher> cached_;
+    BlockHashIndex cached_;
     int64_t n_evictions_ = 0;
 };
 

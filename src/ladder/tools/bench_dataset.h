@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ladder/tools/bench_request.h"
+#include "ladder/tools/seeded_random.h"
 
 namespace ladder::tools {
 
@@ -44,6 +45,31 @@ std::vector<BenchPrompt> random_dataset(const DatasetOptions& options);
 // that many blocks, and each prompt draws one (a fleet's many bots, whose
 // blocks together may not fit one replica's cache).
 std::vector<BenchPrompt> prefix_dataset(const DatasetOptions& options);
+// The draws the synthetic datasets are made of, one prompt at a time, so
+// that the simulator can take millions of bench's prompts without holding
+// them: token ids for completions, word indices (about a token each) for chat.
+struct SyntheticPrompt {
+    int64_t prefix = -1;  // prefix: which shared block leads the prompt; random: none
+    std::vector<int32_t> question;
+    int64_t max_tokens = 0;
+};
+class SyntheticPrompts {
+public:
+    // kind random or prefix; throws util::InputError on bad options.
+    explicit SyntheticPrompts(const DatasetOptions& options);
+    SyntheticPrompt next();
+    const std::vector<std::vector<int32_t>>& prefixes() const { return prefixes_; }
+
+private:
+    std::vector<int32_t> draw_tokens(int64_t n);
+
+    DatasetOptions options_;
+    SeededRandom random_;
+    int64_t input_len_ = 0;
+    int64_t output_len_ = 0;
+    std::vector<std::vector<int32_t>> prefixes_;
+};
+
 // ShareGPT: [{"conversations": [{"from": "human", "value": ...},
 // {"from": "gpt", "value": ...}, ...]}, ...]: the first human turn is the
 // prompt, the reply after it sets the output length (about 4 characters a

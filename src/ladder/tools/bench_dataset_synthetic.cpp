@@ -56,19 +56,14 @@ void check_synthetic_options(const DatasetOptions& options, const Lengths& defau
     if (options.n_prefixes < 1) util::fail("--num-prefixes must be at least 1");
 }
 
-// n random tokens in the endpoint's form: ids for completions, words for chat.
-json random_tokens(SeededRandom& random, int64_t n, BenchEndpoint endpoint) {
-    if (endpoint == BenchEndpoint::Completions) {
-        json ids = json::array();
-        for (int64_t i = 0; i < n; ++i) {
-            ids.push_back(random.between(kFirstRandomTokenId, kLastRandomTokenId));
-        }
-        return ids;
-    }
+// Token ids of random draws: ids as they are for completions; for chat,
+// each draw is a word index, sent as the word.
+json tokens_json(const std::vector<int32_t>& draws, BenchEndpoint endpoint) {
+    if (endpoint == BenchEndpoint::Completions) return json(draws);
     std::string text;
-    for (int64_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < draws.size(); ++i) {
         if (i > 0) text += ' ';
-        text += kWords[static_cast<size_t>(random.between(0, kWords.size() - 1))];
+        text += kWords[static_cast<size_t>(draws[i])];
     }
     return text;
 }
@@ -80,6 +75,10 @@ json user_messages(json system_text, json user_text) {
     return messages;
 }
 
+Lengths defaults_of(const std::string& kind) {
+    return kind == "prefix" ? Lengths{200, 300} : Lengths{1024, 128};
+}
+
 }  // namespace
 
 int64_t estimate_tokens(const std::string& text) {
@@ -87,18 +86,55 @@ int64_t estimate_tokens(const std::string& text) {
     return std::max<int64_t>(1, static_cast<int64_t>((text.size() + 3) / 4));
 }
 
-std::vector<BenchPrompt> random_dataset(const DatasetOptions& options) {
-    const Lengths defaults{1024, 128};
+SyntheticPrompts::SyntheticPrompts(const DatasetOptions& options)
+    : options_(options), random_(options.seed) {
+    if (options.kind != "random" && options.kind != "prefix") {
+        util::fail("--dataset {} is not synthetic (random, prefix)", options.kind);
+    }
+    const Lengths defaults = defaults_of(options.kind);
     check_synthetic_options(options, defaults);
-    SeededRandom random(options.seed);
+    input_len_ = options.input_len.value_or(defaults.input);
+    output_len_ = options.output_len.value_or(defaults.output);
+    if (options.kind == "prefix") {
+        for (int64_t i = 0; i < options.n_prefixes; ++i) {
+            prefixes_.push_back(draw_tokens(options.prefix_len));
+        }
+    }
+}
+
+std::vector<int32_t> SyntheticPrompts::draw_tokens(int64_t n) {
+    std::vector<int32_t> draws(static_cast<size_t>(n));
+    const bool ids = options_.endpoint == BenchEndpoint::Completions;
+    for (int32_t& draw : draws) {
+        draw = static_cast<int32_t>(ids ? random_.between(kFirstRandomTokenId, kLastRandomTokenId)
+                                        : random_.between(0, kWords.size() - 1));
+    }
+    return draws;
+}
+
+SyntheticPrompt SyntheticPrompts::next() {
+    SyntheticPrompt prompt;
+    if (!prefixes_.empty()) {
+        // One block draws nothing, so its prompts are those of before there were more.
+        prompt.prefix = prefixes_.size() == 1 ? 0 : random_.between(0, options_.n_prefixes - 1);
+    }
+    const int64_t question_len = draw_length(random_, input_len_, options_.range_ratio);
+    prompt.max_tokens = draw_length(random_, output_len_, options_.range_ratio);
+    prompt.question = draw_tokens(question_len);
+    return prompt;
+}
+
+std::vector<BenchPrompt> random_dataset(const DatasetOptions& options) {
+    DatasetOptions random_options = options;
+    random_options.kind = "random";
+    SyntheticPrompts synthetic(random_options);
     std::vector<BenchPrompt> prompts;
     for (int64_t i = 0; i < options.n_prompts; ++i) {
+        SyntheticPrompt drawn = synthetic.next();
         BenchPrompt prompt;
-        prompt.prompt_len =
-            draw_length(random, options.input_len.value_or(defaults.input), options.range_ratio);
-        prompt.max_tokens =
-            draw_length(random, options.output_len.value_or(defaults.output), options.range_ratio);
-        json tokens = random_tokens(random, prompt.prompt_len, options.endpoint);
+        prompt.prompt_len = static_cast<int64_t>(drawn.question.size());
+        prompt.max_tokens = drawn.max_tokens;
+        json tokens = tokens_json(drawn.question, options.endpoint);
         prompt.payload = options.endpoint == BenchEndpoint::Chat
                              ? user_messages(nullptr, std::move(tokens))
                              : std::move(tokens);
@@ -108,26 +144,21 @@ std::vector<BenchPrompt> random_dataset(const DatasetOptions& options) {
 }
 
 std::vector<BenchPrompt> prefix_dataset(const DatasetOptions& options) {
-    const Lengths defaults{200, 300};
-    check_synthetic_options(options, defaults);
-    SeededRandom random(options.seed);
+    DatasetOptions prefix_options = options;
+    prefix_options.kind = "prefix";
+    SyntheticPrompts synthetic(prefix_options);
     std::vector<json> prefixes;
-    for (int64_t i = 0; i < options.n_prefixes; ++i) {
-        prefixes.push_back(random_tokens(random, options.prefix_len, options.endpoint));
+    for (const std::vector<int32_t>& prefix : synthetic.prefixes()) {
+        prefixes.push_back(tokens_json(prefix, options.endpoint));
     }
     std::vector<BenchPrompt> prompts;
     for (int64_t i = 0; i < options.n_prompts; ++i) {
+        SyntheticPrompt drawn = synthetic.next();
         BenchPrompt prompt;
-        // One block draws nothing, so its prompts are those of before there were more.
-        const json& prefix = prefixes.size() == 1
-                                 ? prefixes[0]
-                                 : prefixes[random.between(0, options.n_prefixes - 1)];
-        const int64_t question_len =
-            draw_length(random, options.input_len.value_or(defaults.input), options.range_ratio);
-        prompt.prompt_len = options.prefix_len + question_len;
-        prompt.max_tokens =
-            draw_length(random, options.output_len.value_or(defaults.output), options.range_ratio);
-        json question = random_tokens(random, question_len, options.endpoint);
+        const json& prefix = prefixes[static_cast<size_t>(drawn.prefix)];
+        prompt.prompt_len = options.prefix_len + static_cast<int64_t>(drawn.question.size());
+        prompt.max_tokens = drawn.max_tokens;
+        json question = tokens_json(drawn.question, options.endpoint);
         if (options.endpoint == BenchEndpoint::Chat) {
             prompt.payload = user_messages(prefix, std::move(question));
         } else {

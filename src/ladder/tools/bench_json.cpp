@@ -66,7 +66,7 @@ void put_spec_decode(json& out, const engine::SpecDecodeStats& stats) {
 
 }  // namespace
 
-json bench_result_json(const BenchRun& run, const BenchSummary& s, const BenchInfo& info) {
+json bench_summary_json(const BenchSummary& s, const BenchInfo& info) {
     json out = {
         {"date", info.date},
         {"backend", info.endpoint == "chat" ? "openai-chat" : "openai"},
@@ -80,7 +80,7 @@ json bench_result_json(const BenchRun& run, const BenchSummary& s, const BenchIn
         {"request_rate", std::isfinite(s.request_rate) && s.request_rate > 0.0
                              ? json(s.request_rate)
                              : json("inf")},
-        {"burstiness", 1.0},
+        {"burstiness", info.burstiness},
         {"max_concurrency", s.max_concurrency > 0 ? json(s.max_concurrency) : json(nullptr)},
         {"duration", s.duration_s},
         {"completed", s.n_completed},
@@ -109,6 +109,11 @@ json bench_result_json(const BenchRun& run, const BenchSummary& s, const BenchIn
     put_distribution(out, "itl", s.itl_ms);
     put_distribution(out, "e2el", s.e2el_ms);
     if (s.spec_decode) put_spec_decode(out, *s.spec_decode);
+    return out;
+}
+
+json bench_result_json(const BenchRun& run, const BenchSummary& s, const BenchInfo& info) {
+    json out = bench_summary_json(s, info);
     put_requests(out, run);
     return out;
 }

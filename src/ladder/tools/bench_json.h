@@ -19,6 +19,9 @@ namespace ladder::tools {
 // `output_lens`, `ttfts` and `itls` in seconds, `errors`, ...).
 nlohmann::json bench_result_json(const BenchRun& run, const BenchSummary& summary,
                                  const BenchInfo& info);
+// The same without the per-request arrays (input_lens, ttfts, itls, ...):
+// for runs of more requests than a JSON file should hold.
+nlohmann::json bench_summary_json(const BenchSummary& summary, const BenchInfo& info);
 
 // A sweep: the level with the highest output throughput at the top level
 // (so that `ladder cost --from-bench` prices the peak), and every level's

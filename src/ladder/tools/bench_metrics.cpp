@@ -18,17 +18,6 @@ struct Latencies {
     std::vector<double> e2els;
 };
 
-void count_tokens(const RequestResult& result, BenchSummary& summary, int64_t& n_cache_prompt) {
-    summary.total_input_tokens += result.prompt_tokens();
-    summary.total_output_tokens += result.output_tokens();
-    if (result.usage_cached_tokens) {
-        summary.total_cached_tokens += *result.usage_cached_tokens;
-        n_cache_prompt += result.prompt_tokens();
-    }
-    if (result.usage_mismatch()) ++summary.n_usage_mismatches;
-    if (!result.usage_completion_tokens) ++summary.n_without_usage;
-}
-
 }  // namespace
 
 Distribution distribution_ms(std::span<const double> values_s) {
@@ -38,50 +27,51 @@ Distribution distribution_ms(std::span<const double> values_s) {
             percentile(ms, 99.0)};
 }
 
-BenchSummary summarize(const BenchRun& run, const SummaryOptions& options) {
-    BenchSummary summary;
-    summary.duration_s = run.duration_s;
-    summary.max_concurrency = run.max_concurrency;
-    summary.request_rate = run.request_rate;
-    Latencies latencies;
-    int64_t n_cache_prompt = 0;  // prompt tokens of requests that reported cached tokens
-    int64_t n_good = 0;
-    double sum_e2e = 0.0;
-    for (const RequestResult& result : run.results) {
-        if (!result.success) {
-            ++summary.n_failed;
-            continue;
-        }
-        ++summary.n_completed;
-        count_tokens(result, summary, n_cache_prompt);
-        const std::optional<double> tpot =
-            time_per_output_token(result.e2e_s, result.ttft_s, result.output_tokens());
-        latencies.ttfts.push_back(result.ttft_s);
-        if (tpot) latencies.tpots.push_back(*tpot);
-        latencies.itls.insert(latencies.itls.end(), result.itls_s.begin(), result.itls_s.end());
-        latencies.e2els.push_back(result.e2e_s);
-        sum_e2e += result.e2e_s;
-        if (meets_slo(options.slo, result.ttft_s, tpot)) ++n_good;
+std::optional<double> RequestTotals::add(const RequestResult& result, const LatencySlo& slo) {
+    if (!result.success) {
+        ++n_failed;
+        return std::nullopt;
     }
-    const double duration = run.duration_s;
-    summary.request_throughput = per_second(static_cast<double>(summary.n_completed), duration);
+    ++n_completed;
+    total_input_tokens += result.prompt_tokens();
+    total_output_tokens += result.output_tokens();
+    if (result.usage_cached_tokens) {
+        total_cached_tokens += *result.usage_cached_tokens;
+        n_cache_prompt_tokens += result.prompt_tokens();
+    }
+    if (result.usage_mismatch()) ++n_usage_mismatches;
+    if (!result.usage_completion_tokens) ++n_without_usage;
+    const std::optional<double> tpot =
+        time_per_output_token(result.e2e_s, result.ttft_s, result.output_tokens());
+    sum_e2e_s += result.e2e_s;
+    if (meets_slo(slo, result.ttft_s, tpot)) ++n_good;
+    return tpot;
+}
+
+void apply_totals(const RequestTotals& totals, double duration_s, const SummaryOptions& options,
+                  BenchSummary& summary) {
+    summary.duration_s = duration_s;
+    summary.n_completed = totals.n_completed;
+    summary.n_failed = totals.n_failed;
+    summary.total_input_tokens = totals.total_input_tokens;
+    summary.total_output_tokens = totals.total_output_tokens;
+    summary.total_cached_tokens = totals.total_cached_tokens;
+    summary.n_usage_mismatches = totals.n_usage_mismatches;
+    summary.n_without_usage = totals.n_without_usage;
+    summary.request_throughput = per_second(static_cast<double>(totals.n_completed), duration_s);
     summary.input_throughput =
-        per_second(static_cast<double>(summary.total_input_tokens), duration);
+        per_second(static_cast<double>(totals.total_input_tokens), duration_s);
     summary.output_throughput =
-        per_second(static_cast<double>(summary.total_output_tokens), duration);
+        per_second(static_cast<double>(totals.total_output_tokens), duration_s);
     summary.total_token_throughput = summary.input_throughput + summary.output_throughput;
-    summary.ttft_ms = distribution_ms(latencies.ttfts);
-    summary.tpot_ms = distribution_ms(latencies.tpots);
-    summary.itl_ms = distribution_ms(latencies.itls);
-    summary.e2el_ms = distribution_ms(latencies.e2els);
-    summary.mean_concurrency = per_second(sum_e2e, duration);
+    summary.mean_concurrency = per_second(totals.sum_e2e_s, duration_s);
     if (options.slo.any()) {
-        summary.n_good = n_good;
-        summary.request_goodput = goodput(n_good, duration);
+        summary.n_good = totals.n_good;
+        summary.request_goodput = goodput(totals.n_good, duration_s);
     }
-    if (n_cache_prompt > 0) {
-        summary.cached_token_share =
-            static_cast<double>(summary.total_cached_tokens) / static_cast<double>(n_cache_prompt);
+    if (totals.n_cache_prompt_tokens > 0) {
+        summary.cached_token_share = static_cast<double>(totals.total_cached_tokens) /
+                                     static_cast<double>(totals.n_cache_prompt_tokens);
     }
     if (options.gpu_hour_cost && summary.output_throughput > 0.0) {
         summary.cost_per_million_output_tokens = cost_per_million_tokens(
@@ -89,6 +79,27 @@ BenchSummary summarize(const BenchRun& run, const SummaryOptions& options) {
         summary.cost_per_million_total_tokens = cost_per_million_tokens(
             *options.gpu_hour_cost, summary.total_token_throughput, options.gpus_per_replica);
     }
+}
+
+BenchSummary summarize(const BenchRun& run, const SummaryOptions& options) {
+    BenchSummary summary;
+    summary.max_concurrency = run.max_concurrency;
+    summary.request_rate = run.request_rate;
+    Latencies latencies;
+    RequestTotals totals;
+    for (const RequestResult& result : run.results) {
+        const std::optional<double> tpot = totals.add(result, options.slo);
+        if (!result.success) continue;
+        latencies.ttfts.push_back(result.ttft_s);
+        if (tpot) latencies.tpots.push_back(*tpot);
+        latencies.itls.insert(latencies.itls.end(), result.itls_s.begin(), result.itls_s.end());
+        latencies.e2els.push_back(result.e2e_s);
+    }
+    apply_totals(totals, run.duration_s, options, summary);
+    summary.ttft_ms = distribution_ms(latencies.ttfts);
+    summary.tpot_ms = distribution_ms(latencies.tpots);
+    summary.itl_ms = distribution_ms(latencies.itls);
+    summary.e2el_ms = distribution_ms(latencies.e2els);
     return summary;
 }
 

@@ -66,4 +66,26 @@ struct BenchSummary {
 
 BenchSummary summarize(const BenchRun& run, const SummaryOptions& options);
 
+// What summarize counts besides the latency distributions, a request at a
+// time, so that a summary built without holding the run (the simulator's
+// millions of requests) counts the same way.
+struct RequestTotals {
+    int64_t n_completed = 0;
+    int64_t n_failed = 0;
+    int64_t total_input_tokens = 0;
+    int64_t total_output_tokens = 0;
+    int64_t total_cached_tokens = 0;
+    int64_t n_cache_prompt_tokens = 0;  // prompt tokens of requests that reported cached tokens
+    int64_t n_good = 0;
+    double sum_e2e_s = 0.0;
+    int64_t n_usage_mismatches = 0;
+    int64_t n_without_usage = 0;
+    // Counts one request; returns its TPOT when it completed with two tokens or more.
+    std::optional<double> add(const RequestResult& result, const LatencySlo& slo);
+};
+// The summary's counts, throughputs, goodput and costs from the totals over
+// `duration_s`; the distributions are left as they are.
+void apply_totals(const RequestTotals& totals, double duration_s, const SummaryOptions& options,
+                  BenchSummary& summary);
+
 }  // namespace ladder::tools

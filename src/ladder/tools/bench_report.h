@@ -20,6 +20,7 @@ struct BenchInfo {
     std::string date;  // local time, "20250101-120000" as vLLM names its files
     LatencySlo slo;
     std::optional<double> gpu_hour_cost;
+    double burstiness = 1.0;  // of the arrivals' gamma gaps; 1: Poisson
 };
 
 // "inf" or the rate with its unit.

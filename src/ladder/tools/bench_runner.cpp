@@ -54,8 +54,11 @@ private:
 BenchRun run_load(const BenchTarget& target, const std::vector<BenchPrompt>& prompts,
                   const LoadOptions& options) {
     const size_t n_total = prompts.size();
+    ArrivalOptions arrival_options;
+    arrival_options.request_rate = options.request_rate;
+    arrival_options.burstiness = options.burstiness;
     const std::vector<double> arrivals =
-        arrival_times(static_cast<int64_t>(n_total), options.request_rate, options.seed);
+        arrival_times(static_cast<int64_t>(n_total), arrival_options, options.seed);
     const size_t n_workers = options.max_concurrency > 0
                                  ? std::min(n_total, static_cast<size_t>(options.max_concurrency))
                                  : n_total;

@@ -1,6 +1,6 @@
 // Puts a benchmark's load on the endpoint: requests released at their
-// arrival times (all at once, or Poisson), at most max_concurrency in flight,
-// one thread and one HTTP connection per request in flight.
+// arrival times (all at once, Poisson, or gamma gaps of a burstiness), at most max_concurrency in
+// flight, one thread and one HTTP connection per request in flight.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +15,9 @@ namespace ladder::tools {
 
 struct LoadOptions {
     double request_rate = std::numeric_limits<double>::infinity();  // requests/s
-    int64_t max_concurrency = 0;                                    // 0: no limit
-    uint64_t seed = 0;                                              // of the arrival times
+    double burstiness = 1.0;      // gamma shape of the gaps; 1: Poisson
+    int64_t max_concurrency = 0;  // 0: no limit
+    uint64_t seed = 0;            // of the arrival times
     bool show_progress = true;
     std::string label;  // starts the progress line
 };

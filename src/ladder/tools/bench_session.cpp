@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "ladder/tools/bench_arrivals.h"
 #include "ladder/tools/bench_endpoint.h"
 #include "ladder/tools/bench_html.h"
 #include "ladder/tools/bench_json.h"
@@ -37,6 +38,9 @@ void check_config(const BenchConfig& config) {
         util::fail("--request-rate must be positive or inf, not {}", config.request_rate);
     }
     if (config.max_concurrency < 0) util::fail("--max-concurrency must not be negative");
+    ArrivalOptions arrivals;
+    arrivals.burstiness = config.burstiness;
+    check_arrival_options(arrivals);
     if (!config.sweep_concurrency.empty() && config.max_concurrency > 0) {
         util::fail("give --max-concurrency or --sweep-concurrency, not both");
     }
@@ -138,6 +142,7 @@ void run_bench(const BenchConfig& config) {
     info.date = local_date();
     info.slo = config.summary.slo;
     info.gpu_hour_cost = config.summary.gpu_hour_cost;
+    info.burstiness = config.burstiness;
 
     HtmlReport report;
     std::vector<nlohmann::json> level_json;
@@ -146,6 +151,7 @@ void run_bench(const BenchConfig& config) {
     for (size_t i = 0; i < levels.size(); ++i) {
         LoadOptions load;
         load.request_rate = config.request_rate;
+        load.burstiness = config.burstiness;
         load.max_concurrency = levels[i];
         load.seed = config.dataset.seed + i;
         load.show_progress = config.show_progress;

@@ -20,6 +20,7 @@ struct BenchConfig {
     std::string model;  // empty: the first the endpoint lists
     DatasetOptions dataset;
     double request_rate = std::numeric_limits<double>::infinity();
+    double burstiness = 1.0;                 // gamma shape of the gaps between arrivals; 1: Poisson
     int64_t max_concurrency = 0;             // 0: no limit
     std::vector<int64_t> sweep_concurrency;  // one run per level, in order
     SummaryOptions summary;

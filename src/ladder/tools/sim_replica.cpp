@@ -56,14 +56,18 @@ void SimReplica::add(SimRequest request) {
     engine::RequestParams params;
     params.prompt = std::move(request.prompt);
     params.ignore_eos = true;
-    auto sequence =
-        std::make_unique<engine::Sequence>(engine::RequestId{next_id_++}, std::move(params),
-                                           request.output_len, profile_.block_size, *no_text_);
+    params.sampling.seed = 0;  // nothing is sampled; unseeded, each would open random_device
+    auto sequence = std::make_unique<engine::Sequence>(
+        engine::RequestId{static_cast<uint64_t>(request.slot)}, std::move(params),
+        request.output_len, profile_.block_size, *no_text_);
     sequence->timings.arrival = request.arrival_s;
     if (prefix_caching_) sequence->update_block_hashes(root_);
     engine::Sequence* added = sequence.get();
-    sequences_.emplace(added,
-                       std::make_unique<Tracked>(Tracked{request.index, std::move(sequence)}));
+    const auto slot = static_cast<size_t>(request.slot);
+    if (by_slot_.size() <= slot) by_slot_.resize(slot + 1);
+    LADDER_CHECK(by_slot_[slot] == nullptr, "a simulated slot given twice");
+    by_slot_[slot] = std::make_unique<Tracked>(Tracked{request.index, std::move(sequence)});
+    ++n_in_flight_;
     scheduler_.add(added);
 }
 
@@ -101,15 +105,16 @@ void SimReplica::end_step() {
         if (prefix_caching_) cache_full_blocks(sequence);
         // A chunk that reaches the last token gives the logits of the next.
         if (sequence.n_uncomputed() > 0) continue;
-        const auto tracked = sequences_.find(&sequence);
-        const int64_t index = tracked->second->index;
-        sequence.tokens.push_back(generated_token(index));
+        const auto slot = static_cast<int64_t>(sequence.id);
+        std::unique_ptr<Tracked>& tracked = by_slot_[static_cast<size_t>(slot)];
+        sequence.tokens.push_back(generated_token(tracked->index));
         if (prefix_caching_) sequence.update_block_hashes(root_);
-        if (events_.on_token) events_.on_token(index, now);
+        if (events_.on_token) events_.on_token(slot, now);
         if (sequence.n_generated() < sequence.max_tokens) continue;
-        if (events_.on_finish) events_.on_finish(index, now, sequence.n_cached_prompt_tokens);
+        if (events_.on_finish) events_.on_finish(slot, now, sequence.n_cached_prompt_tokens);
         scheduler_.remove(&sequence);
-        sequences_.erase(tracked);
+        tracked.reset();
+        --n_in_flight_;
     }
     chunks_.clear();
 }

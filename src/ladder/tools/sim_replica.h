@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "ladder/engine/scheduler.h"
@@ -30,14 +29,15 @@ struct SimRequest {
     double arrival_s = 0.0;
     std::vector<int32_t> prompt;  // token ids
     int32_t output_len = 1;
+    int64_t slot = 0;  // the event loop's handle of it, which the events report
 };
 
 // What the replica tells of a request as it goes.
 struct SimEvents {
-    // A token of request `index` came out at `time_s`.
-    std::function<void(int64_t index, double time_s)> on_token;
+    // A token of the request in `slot` came out at `time_s`.
+    std::function<void(int64_t slot, double time_s)> on_token;
     // The request's last token came out; cached: its prompt tokens the prefix cache served.
-    std::function<void(int64_t index, double time_s, int32_t n_cached)> on_finish;
+    std::function<void(int64_t slot, double time_s, int32_t n_cached)> on_finish;
 };
 
 // One step as scheduled: what the event-loop tests check.
@@ -66,7 +66,7 @@ public:
     // The step's tokens come out, finished requests leave.
     void end_step();
 
-    int64_t n_in_flight() const { return static_cast<int64_t>(sequences_.size()); }
+    int64_t n_in_flight() const { return n_in_flight_; }
     int64_t n_preemptions() const { return n_preemptions_; }
     int64_t n_steps() const { return n_steps_; }
     int32_t peak_used_blocks() const { return peak_used_blocks_; }
@@ -85,14 +85,15 @@ private:
     std::unique_ptr<tokenizer::Tokenizer> no_text_;  // sequences need one; no text is made
     kv::BlockPool pool_;
     engine::Scheduler scheduler_;
-    std::unordered_map<engine::Sequence*, std::unique_ptr<Tracked>> sequences_;
+    // By slot, which is also the sequence's id: a slot is unique in flight.
+    std::vector<std::unique_ptr<Tracked>> by_slot_;
+    int64_t n_in_flight_ = 0;
     SimStep step_;
     std::vector<engine::ScheduledChunk> chunks_;  // the step begun
     bool in_step_ = false;
     int64_t n_preemptions_ = 0;
     int64_t n_steps_ = 0;
     int32_t peak_used_blocks_ = 0;
-    uint64_t next_id_ = 0;
 };
 
 }  // namespace ladder::tools

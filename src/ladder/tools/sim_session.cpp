@@ -1,17 +1,25 @@
 #include "ladder/tools/sim_session.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "ladder/tools/bench_json.h"
 #include "ladder/tools/bench_report.h"
 #include "ladder/tools/bench_session.h"
+#include "ladder/tools/sim_workload.h"
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 const char* router_name(RouterKind kind) {
     switch (kind) {
@@ -27,9 +35,10 @@ const char* router_name(RouterKind kind) {
 
 void check_config(const SimulateConfig& config) {
     const SimulationOptions& options = config.simulation;
-    if (!(options.request_rate > 0.0)) {
-        util::fail("--request-rate must be positive or inf, not {}", options.request_rate);
+    if (!(options.arrivals.request_rate > 0.0)) {
+        util::fail("--request-rate must be positive or inf, not {}", options.arrivals.request_rate);
     }
+    check_arrival_options(options.arrivals);
     if (options.max_concurrency < 0) util::fail("--max-concurrency must not be negative");
     if (options.n_replicas < 1) util::fail("--replicas must be at least 1");
     if (options.replica.max_num_seqs < 1) util::fail("--max-num-seqs must be at least 1");
@@ -41,17 +50,107 @@ void check_config(const SimulateConfig& config) {
                    options.replica.max_num_batched_tokens, options.replica.max_num_seqs);
     }
     if (!(options.balance_factor >= 1.0)) util::fail("--balance-factor must be at least 1");
+    if (config.dataset.n_prompts < 1) util::fail("--num-prompts must be at least 1");
+    if (config.summary.gpu_hour_cost && !(*config.summary.gpu_hour_cost >= 0.0)) {
+        util::fail("--gpu-hour-cost must not be negative");
+    }
+    if (config.find_min_replicas) {
+        if (!config.summary.slo.any()) {
+            util::fail("--find-min-replicas needs --slo-ttft-ms or --slo-tpot-ms");
+        }
+        if (!(config.slo_attainment > 0.0 && config.slo_attainment <= 1.0)) {
+            util::fail("--slo-attainment must be in (0, 1], not {}", config.slo_attainment);
+        }
+    }
 }
+
+// The share of requests that met the SLOs.
+double attainment(const BenchSummary& summary) {
+    const int64_t n = summary.n_completed + summary.n_failed;
+    return n > 0 ? static_cast<double>(summary.n_good.value_or(0)) / static_cast<double>(n) : 0.0;
+}
+
+// One quiet run at a replica count: the summary only.
+BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas);
 
 double share(int64_t part, int64_t whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
+// Non-blank lines of a trace, at most `limit`: the run's size before it runs.
+int64_t count_trace_requests(const std::string& path, int64_t limit) {
+    std::ifstream file(path);
+    if (!file) util::fail("cannot read the trace {}", path);
+    int64_t n = 0;
+    std::string line;
+    while (n < limit && std::getline(file, line)) {
+        if (line.find_first_not_of(" \t\r") != std::string::npos) ++n;
+    }
+    return n;
+}
+
+struct Workload {
+    std::unique_ptr<RequestStream> stream;
+    int64_t n_requests = 0;
+};
+
+Workload make_workload(const SimulateConfig& config) {
+    const DatasetOptions& dataset = config.dataset;
+    const ArrivalOptions& arrivals = config.simulation.arrivals;
+    if (!config.replay_path.empty()) {
+        const int64_t limit = config.n_prompts_given ? dataset.n_prompts : INT64_MAX;
+        Workload workload{
+            std::make_unique<TraceRequests>(
+                config.replay_path,
+                config.n_prompts_given ? std::optional(dataset.n_prompts) : std::nullopt,
+                dataset.seed),
+            count_trace_requests(config.replay_path, limit)};
+        return workload;
+    }
+    if (dataset.kind == "random" || dataset.kind == "prefix") {
+        return {std::make_unique<SyntheticRequests>(dataset, arrivals), dataset.n_prompts};
+    }
+    std::vector<BenchPrompt> prompts = make_dataset(dataset);
+    const auto n = static_cast<int64_t>(prompts.size());
+    return {std::make_unique<PromptRequests>(std::move(prompts), arrivals, dataset.seed), n};
+}
+
+// The line on stderr while it runs: simulated time, requests done, wall
+// time; rewritten in place on a terminal, a line every 10 s into a file.
+class SimulationProgressLine {
+public:
+    SimulationProgressLine(bool enabled, int64_t n_total)
+        : enabled_(enabled), terminal_(isatty(STDERR_FILENO) != 0), n_total_(n_total) {}
+
+    void update(double simulated_s, int64_t n_done, bool last = false) {
+        if (!enabled_) return;
+        const double wall_s = std::chrono::duration<double>(Clock::now() - start_).count();
+        const double interval = terminal_ ? 0.25 : 10.0;
+        if (!last && wall_s - last_print_s_ < interval) return;
+        last_print_s_ = wall_s;
+        const std::string text =
+            fmt::format("simulate: {}/{} requests done, {:.1f} s simulated in {:.1f} s", n_done,
+                        n_total_, simulated_s, wall_s);
+        fmt::print(stderr, "{}{}{}", terminal_ ? "\r\033[K" : "", text,
+                   terminal_ && !last ? "" : "\n");
+        std::fflush(stderr);
+    }
+
+private:
+    bool enabled_;
+    bool terminal_;
+    int64_t n_total_;
+    Clock::time_point start_ = Clock::now();
+    double last_print_s_ = 0.0;
+};
+
 }  // namespace
 
 nlohmann::json simulation_json(const SimulationResult& result, const BenchSummary& summary,
                                const BenchInfo& info, const SimulateConfig& config) {
-    nlohmann::json json = bench_result_json(result.run, summary, info);
+    const bool recorded = !result.run.results.empty();
+    nlohmann::json json =
+        recorded ? bench_result_json(result.run, summary, info) : bench_summary_json(summary, info);
     const SimulationOptions& options = config.simulation;
     json["simulated"] = {
         {"profile", profile_json(options.profile)},
@@ -60,6 +159,11 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
         {"max_num_seqs", options.replica.max_num_seqs},
         {"max_num_batched_tokens", options.replica.max_num_batched_tokens},
         {"prefix_caching", options.replica.prefix_caching},
+        {"diurnal_amplitude", options.arrivals.diurnal_amplitude},
+        {"diurnal_period_s", options.arrivals.diurnal_period_s},
+        {"trace",
+         config.replay_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(config.replay_path)},
+        {"per_request_arrays", recorded},
         {"num_steps", result.n_steps},
         {"num_preemptions", result.n_preemptions},
         {"peak_kv_blocks", result.peak_used_blocks},
@@ -69,35 +173,120 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
         {"prefix_cache_hit_tokens", result.n_prefix_hit_tokens},
         {"prefix_cache_hit_share",
          share(result.n_prefix_hit_tokens, result.n_prefix_queried_tokens)},
+        {"gpus", options.n_replicas * options.profile.gpus_per_replica},
+        {"cost_per_day",
+         config.summary.gpu_hour_cost
+             ? nlohmann::json(options.n_replicas * options.profile.gpus_per_replica *
+                              *config.summary.gpu_hour_cost * 24.0)
+             : nlohmann::json(nullptr)},
+        {"find_min_replicas", config.find_min_replicas},
+        {"slo_attainment", config.find_min_replicas ? nlohmann::json(config.slo_attainment)
+                                                    : nlohmann::json(nullptr)},
     };
     return json;
 }
 
-void run_simulation(const SimulateConfig& config) {
-    check_config(config);
+namespace {
+
+BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas) {
+    SimulationOptions options = config.simulation;
+    options.n_replicas = n_replicas;
+    Workload workload = make_workload(config);
+    StreamingSummary streaming(config.summary);
+    const SimulationResult result = simulate(*workload.stream, streaming, options);
+    return streaming.summary(result.duration_s, options.max_concurrency,
+                             options.arrivals.request_rate);
+}
+
+// Doubles from --replicas until the SLOs are met, then bisects: the fewest
+// replicas meeting them, assuming more replicas never do worse.
+int32_t search_min_replicas(const SimulateConfig& config) {
+    auto meets = [&](int32_t n) {
+        const BenchSummary summary = summary_at(config, n);
+        const bool ok = attainment(summary) >= config.slo_attainment;
+        fmt::print(stderr, "simulate: {} replica(s): {:.2f}% of requests meet the SLOs{}\n", n,
+                   100.0 * attainment(summary), ok ? "" : ", short");
+        return ok;
+    };
+    int32_t low = 0;  // the most known to fall short
+    int32_t high = config.simulation.n_replicas;
+    while (!meets(high)) {
+        low = high;
+        if (high >= config.max_replicas) {
+            util::fail(
+                "--find-min-replicas: {} replicas still miss the SLOs for {:.1f}% of "
+                "requests",
+                high, 100.0 * config.slo_attainment);
+        }
+        high = std::min(config.max_replicas, high * 2);
+    }
+    while (high - low > 1) {
+        const int32_t middle = low + (high - low) / 2;
+        if (meets(middle)) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    return high;
+}
+
+}  // namespace
+
+void run_simulation(const SimulateConfig& given) {
+    check_config(given);
+    std::cout << format_profile(given.simulation.profile) << '\n' << std::flush;
+    SimulateConfig config = given;
+    if (config.find_min_replicas) {
+        config.simulation.n_replicas = search_min_replicas(config);
+        std::cout << fmt::format(
+            "Fewest replicas meeting the SLOs for {:.1f}% of requests: {} ({} GPUs)\n",
+            100.0 * config.slo_attainment, config.simulation.n_replicas,
+            config.simulation.n_replicas * config.simulation.profile.gpus_per_replica);
+    }
     const SimulationOptions& options = config.simulation;
-    std::cout << format_profile(options.profile) << '\n' << std::flush;
-    const std::vector<BenchPrompt> prompts = make_dataset(config.dataset);
-    const std::vector<SimRequest> requests = simulated_requests(prompts, options);
-    const auto wall_start = std::chrono::steady_clock::now();
-    const SimulationResult result = simulate(requests, options);
-    const double wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    Workload workload = make_workload(config);
+    const bool record = workload.n_requests <= kMaxRecordedRequests;
+
+    SummaryOptions summary_options = config.summary;
+    // The cost is the whole fleet's: every replica's GPUs.
+    summary_options.gpus_per_replica = options.profile.gpus_per_replica * options.n_replicas;
+    RunRecorder recorder;
+    StreamingSummary streaming(summary_options);
+    RequestSink& sink = record ? static_cast<RequestSink&>(recorder) : streaming;
+    SimulationProgressLine progress_line(config.show_progress, workload.n_requests);
+    const auto wall_start = Clock::now();
+    SimulationResult result = simulate(
+        *workload.stream, sink, options, false,
+        [&](double simulated_s, int64_t n_done) { progress_line.update(simulated_s, n_done); });
+    const double wall_s = std::chrono::duration<double>(Clock::now() - wall_start).count();
+    progress_line.update(result.duration_s, result.n_requests, true);
+
+    BenchSummary summary;
+    if (record) {
+        result.run = std::move(recorder.run());
+        result.run.results.resize(static_cast<size_t>(result.n_requests));
+        result.run.duration_s = result.duration_s;
+        result.run.max_concurrency = options.max_concurrency;
+        result.run.request_rate = options.arrivals.request_rate;
+        summary = summarize(result.run, summary_options);
+    } else {
+        summary = streaming.summary(result.duration_s, options.max_concurrency,
+                                    options.arrivals.request_rate);
+    }
 
     BenchInfo info;
     info.base_url = fmt::format("simulated: {} replica(s), {}", options.n_replicas,
                                 router_name(options.router));
     info.model = options.profile.source;
     info.endpoint = config.dataset.endpoint == BenchEndpoint::Chat ? "chat" : "completions";
-    info.dataset = describe_dataset(config.dataset);
-    info.n_prompts = config.dataset.n_prompts;
+    info.dataset = config.replay_path.empty() ? describe_dataset(config.dataset)
+                                              : "trace " + config.replay_path;
+    info.n_prompts = result.n_requests;
     info.seed = config.dataset.seed;
     info.slo = config.summary.slo;
     info.gpu_hour_cost = config.summary.gpu_hour_cost;
-    SummaryOptions summary_options = config.summary;
-    // The cost is the whole fleet's: every replica's GPUs.
-    summary_options.gpus_per_replica = options.profile.gpus_per_replica * options.n_replicas;
-    const BenchSummary summary = summarize(result.run, summary_options);
+    info.burstiness = options.arrivals.burstiness;
     std::cout << format_summary(summary, info);
     std::cout << fmt::format(
         "Simulated: {} replica(s) ({}), {} steps, {} preemptions, peak KV use {}/{} blocks "
@@ -106,10 +295,24 @@ void run_simulation(const SimulateConfig& config) {
         result.peak_used_blocks, result.n_kv_blocks,
         100.0 * share(result.peak_used_blocks, result.n_kv_blocks),
         100.0 * share(result.n_prefix_hit_tokens, result.n_prefix_queried_tokens),
-        result.run.duration_s, wall_s);
+        result.duration_s, wall_s);
+    if (config.summary.gpu_hour_cost) {
+        const int32_t n_gpus = options.n_replicas * options.profile.gpus_per_replica;
+        std::cout << fmt::format("Fleet cost: {} GPUs x ${:.2f}/GPU-hour = ${:.0f} a day\n", n_gpus,
+                                 *config.summary.gpu_hour_cost,
+                                 n_gpus * *config.summary.gpu_hour_cost * 24.0);
+    }
+    if (!record) {
+        std::cout << fmt::format(
+            "Summarised as it ran ({} requests, over {}): percentiles within 0.05%, no "
+            "per-request arrays in --json\n",
+            result.n_requests, kMaxRecordedRequests);
+    }
     if (summary.n_failed > 0) {
-        fmt::print(stderr, "ladder simulate: {} of {} requests failed:\n{}", summary.n_failed,
-                   result.run.results.size(), format_errors(result.run, 5));
+        fmt::print(stderr, "ladder simulate: {} of {} requests failed{}", summary.n_failed,
+                   result.n_requests,
+                   record ? ":\n" + format_errors(result.run, 5)
+                          : fmt::format(", the first: {}\n", streaming.first_error()));
     }
     std::cout << std::flush;
     if (!config.json_path.empty()) {

@@ -5,96 +5,64 @@
 #include <memory>
 #include <queue>
 
-#include "ladder/tools/bench_arrivals.h"
-#include "ladder/tools/bench_dataset.h"
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
 
 namespace {
 
-void append_text_tokens(const std::string& text, std::vector<int32_t>& tokens) {
-    uint64_t state = std::hash<std::string>{}(text) | 1;
-    for (int64_t i = 0; i < estimate_tokens(text); ++i) {
-        // xorshift64*: a reproducible stream of ids from the text's hash.
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        tokens.push_back(static_cast<int32_t>((state * 0x2545F4914F6CDD1DULL) >> 33));
-    }
-}
+// A request between its release and its last token.
+struct InFlight {
+    int64_t index = 0;
+    double last_token_s = 0.0;
+    RequestResult result;
+};
+
+// Steps between two progress reports: a fraction of a second of the loop.
+constexpr int64_t kStepsPerProgress = 200000;
 
 }  // namespace
 
-std::vector<int32_t> simulated_prompt(const BenchPrompt& prompt) {
-    std::vector<int32_t> tokens;
-    const nlohmann::json& payload = prompt.payload;
-    if (payload.is_string()) {
-        append_text_tokens(payload.get<std::string>(), tokens);
-    } else if (payload.is_array()) {
-        for (const nlohmann::json& item : payload) {
-            if (item.is_number_integer()) {
-                tokens.push_back(item.get<int32_t>());
-            } else if (item.is_object() && item.contains("content") &&
-                       item["content"].is_string()) {
-                append_text_tokens(item["content"].get<std::string>(), tokens);
-            }
-        }
-    }
-    if (tokens.empty()) tokens.push_back(0);
-    return tokens;
-}
-
-std::vector<SimRequest> simulated_requests(const std::vector<BenchPrompt>& prompts,
-                                           const SimulationOptions& options) {
-    const std::vector<double> arrivals =
-        arrival_times(static_cast<int64_t>(prompts.size()), options.request_rate, options.seed);
-    std::vector<SimRequest> requests;
-    requests.reserve(prompts.size());
-    for (size_t i = 0; i < prompts.size(); ++i) {
-        requests.push_back(
-            SimRequest{static_cast<int64_t>(i), arrivals[i], simulated_prompt(prompts[i]),
-                       static_cast<int32_t>(std::max<int64_t>(1, prompts[i].max_tokens))});
-    }
-    return requests;
-}
-
-SimulationResult simulate(std::span<const SimRequest> requests, const SimulationOptions& options,
-                          bool record_steps) {
+SimulationResult simulate(RequestStream& requests, RequestSink& sink,
+                          const SimulationOptions& options, bool record_steps,
+                          const SimulationProgress& progress) {
     if (options.n_replicas < 1) util::fail("--replicas must be at least 1");
     SimulationResult result;
-    BenchRun& run = result.run;
-    run.results.resize(requests.size());
-    run.max_concurrency = options.max_concurrency;
-    run.request_rate = options.request_rate;
-    std::vector<double> last_token_s(requests.size(), 0.0);
     const auto n_replicas = static_cast<size_t>(options.n_replicas);
     std::vector<int64_t> loads(n_replicas, 0);
+    std::vector<InFlight> slots;
+    std::vector<size_t> free_slots;
     int64_t n_in_flight = 0;
+    int64_t n_done = 0;
     double first_release = -1.0;
     double last_finish = 0.0;
 
     std::vector<std::unique_ptr<SimReplica>> replicas;
     for (size_t r = 0; r < n_replicas; ++r) {
         SimEvents events;
-        events.on_token = [&](int64_t index, double time) {
-            RequestResult& request = run.results[static_cast<size_t>(index)];
+        events.on_token = [&](int64_t slot, double time) {
+            InFlight& flight = slots[static_cast<size_t>(slot)];
+            RequestResult& request = flight.result;
             if (request.n_stream_tokens == 0) {
                 request.ttft_s = time - request.start_s;
             } else {
-                request.itls_s.push_back(time - last_token_s[static_cast<size_t>(index)]);
+                request.itls_s.push_back(time - flight.last_token_s);
             }
             ++request.n_stream_tokens;
-            last_token_s[static_cast<size_t>(index)] = time;
+            flight.last_token_s = time;
         };
-        events.on_finish = [&, r](int64_t index, double time, int32_t n_cached) {
-            RequestResult& request = run.results[static_cast<size_t>(index)];
+        events.on_finish = [&, r](int64_t slot, double time, int32_t n_cached) {
+            InFlight& flight = slots[static_cast<size_t>(slot)];
+            RequestResult& request = flight.result;
             request.success = true;
             request.e2e_s = time - request.start_s;
             request.usage_completion_tokens = request.n_stream_tokens;
             request.usage_cached_tokens = n_cached;
+            sink.add(flight.index, std::move(request));
+            free_slots.push_back(static_cast<size_t>(slot));
             --loads[r];
             --n_in_flight;
+            ++n_done;
             last_finish = std::max(last_finish, time);
         };
         replicas.push_back(std::make_unique<SimReplica>(options.profile, options.replica, events));
@@ -112,30 +80,33 @@ SimulationResult simulate(std::span<const SimRequest> requests, const Simulation
         step_ends.emplace(step.end_s, r);
     };
 
-    size_t next = 0;             // the next request to release, in arrival order
+    SimRequest pending;  // the next request to release, drawn ahead by one
+    bool has_pending = requests.next(pending);
     std::vector<size_t> waking;  // replicas given requests at this instant
     const bool limited = options.max_concurrency > 0;
     // Requests arriving at one instant go into the same first step, as the
     // engine batches whatever is queued when it steps: the replicas they
     // went to start once the instant's last request is placed.
     auto start_woken_after = [&](double now) {
-        const bool more_now = next < requests.size() && requests[next].arrival_s <= now &&
+        const bool more_now = has_pending && pending.arrival_s <= now &&
                               (!limited || n_in_flight < options.max_concurrency);
         if (more_now) return;
         for (size_t woken : waking) start_step(woken, now);
         waking.clear();
     };
-    while (next < requests.size() || !step_ends.empty()) {
+    int64_t steps_to_progress = kStepsPerProgress;
+    while (has_pending || !step_ends.empty()) {
         const bool slot_free = !limited || n_in_flight < options.max_concurrency;
-        const double release_s = next < requests.size() && slot_free
-                                     ? std::max(requests[next].arrival_s, 0.0)
-                                     : std::numeric_limits<double>::infinity();
+        const double release_s = has_pending && slot_free ? std::max(pending.arrival_s, 0.0)
+                                                          : std::numeric_limits<double>::infinity();
         if (step_ends.empty() || release_s < step_ends.top().first) {
             if (!(release_s < std::numeric_limits<double>::infinity())) break;  // nothing can move
             // Released when it arrives or, under a concurrency limit, when a slot frees.
             const double now = std::max(release_s, limited ? last_finish : 0.0);
-            const SimRequest& request = requests[next++];
-            RequestResult& out = run.results[static_cast<size_t>(request.index)];
+            SimRequest request = std::move(pending);
+            has_pending = requests.next(pending);
+            ++result.n_requests;
+            RequestResult out;
             out.start_s = now;
             out.prompt_len_estimate = static_cast<int64_t>(request.prompt.size());
             out.usage_prompt_tokens = out.prompt_len_estimate;
@@ -146,13 +117,24 @@ SimulationResult simulate(std::span<const SimRequest> requests, const Simulation
                     "the prompt ({} tokens) plus the output ({}) exceed a replica's KV cache ({} "
                     "tokens)",
                     request.prompt.size(), request.output_len, capacity_tokens);
+                sink.add(request.index, std::move(out));
+                ++n_done;
                 start_woken_after(now);
                 continue;
             }
+            if (free_slots.empty()) {
+                free_slots.push_back(slots.size());
+                slots.emplace_back();
+            }
+            const size_t slot = free_slots.back();
+            free_slots.pop_back();
+            out.itls_s.reserve(static_cast<size_t>(request.output_len - 1));
+            slots[slot] = InFlight{request.index, now, std::move(out)};
+            request.slot = static_cast<int64_t>(slot);
             const size_t r = router.pick(request.prompt, loads);
             ++loads[r];
             ++n_in_flight;
-            replicas[r]->add(request);
+            replicas[r]->add(std::move(request));
             waking.push_back(r);
             start_woken_after(now);
             continue;
@@ -161,10 +143,14 @@ SimulationResult simulate(std::span<const SimRequest> requests, const Simulation
         step_ends.pop();
         replicas[r]->end_step();
         start_step(r, now);
+        if (progress && --steps_to_progress == 0) {
+            steps_to_progress = kStepsPerProgress;
+            progress(now, n_done);
+        }
     }
-    if (next < requests.size()) util::fail("the simulation stalled with requests unsent");
+    if (has_pending) util::fail("the simulation stalled with requests unsent");
 
-    run.duration_s = first_release < 0.0 ? 0.0 : std::max(0.0, last_finish - first_release);
+    result.duration_s = first_release < 0.0 ? 0.0 : std::max(0.0, last_finish - first_release);
     for (const auto& replica : replicas) {
         result.n_steps += replica->n_steps();
         result.n_preemptions += replica->n_preemptions();
@@ -173,6 +159,19 @@ SimulationResult simulate(std::span<const SimRequest> requests, const Simulation
         result.n_prefix_hit_tokens += replica->n_prefix_hit_tokens();
     }
     result.n_kv_blocks = options.profile.n_kv_blocks;
+    return result;
+}
+
+SimulationResult simulate(std::span<const SimRequest> requests, const SimulationOptions& options,
+                          bool record_steps) {
+    FixedRequests stream(requests);
+    RunRecorder recorder;
+    SimulationResult result = simulate(stream, recorder, options, record_steps);
+    result.run = std::move(recorder.run());
+    result.run.results.resize(requests.size());
+    result.run.duration_s = result.duration_s;
+    result.run.max_concurrency = options.max_concurrency;
+    result.run.request_rate = options.arrivals.request_rate;
     return result;
 }
 

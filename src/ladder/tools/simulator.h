@@ -1,20 +1,24 @@
 // `ladder simulate`'s event loop: a workload's requests arrive (as `ladder
-// bench` sends them: Poisson or all at once, at most max_concurrency in
+// bench` sends them: at their arrival times, at most max_concurrency in
 // flight), a router spreads them over replicas, and each replica steps on
-// its own clock. The result is a BenchRun, so that bench's summary, report
-// and JSON serve the simulation unchanged.
+// its own clock. Requests are drawn from a stream as the clock reaches them
+// and handed to a sink when done, so memory holds only those in flight.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <vector>
 
+#include "ladder/tools/bench_arrivals.h"
 #include "ladder/tools/bench_request.h"
 #include "ladder/tools/bench_runner.h"
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/sim_replica.h"
 #include "ladder/tools/sim_router.h"
+#include "ladder/tools/sim_summary.h"
+#include "ladder/tools/sim_workload.h"
 
 namespace ladder::tools {
 
@@ -24,13 +28,14 @@ struct SimulationOptions {
     int32_t n_replicas = 1;
     RouterKind router = RouterKind::RoundRobin;
     double balance_factor = 1.25;
-    double request_rate = std::numeric_limits<double>::infinity();
+    ArrivalOptions arrivals;      // of bench's workloads (a trace brings its own times)
     int64_t max_concurrency = 0;  // 0: no limit
-    uint64_t seed = 0;            // of the arrival times
 };
 
 struct SimulationResult {
-    BenchRun run;
+    BenchRun run;             // every request, from the simulate() that records them
+    double duration_s = 0.0;  // from the first request released to the last finished
+    int64_t n_requests = 0;
     int64_t n_steps = 0;
     int64_t n_preemptions = 0;
     // The most KV blocks any one replica had in use, and its capacity.
@@ -41,15 +46,15 @@ struct SimulationResult {
     std::vector<SimStep> steps;  // every step, when asked for (tests)
 };
 
-// The prompt as token ids: a payload of ids as it is; text (or chat
-// messages) as ids drawn from a hash of each text, about one per token as
-// bench estimates, so equal texts give equal ids and share cached blocks.
-std::vector<int32_t> simulated_prompt(const BenchPrompt& prompt);
+// Called now and then as the simulation runs: the simulated time and the
+// requests done so far.
+using SimulationProgress = std::function<void(double simulated_s, int64_t n_done)>;
 
+SimulationResult simulate(RequestStream& requests, RequestSink& sink,
+                          const SimulationOptions& options, bool record_steps = false,
+                          const SimulationProgress& progress = {});
+// Requests given up front, every result kept in result.run.
 SimulationResult simulate(std::span<const SimRequest> requests, const SimulationOptions& options,
                           bool record_steps = false);
-// The workload's prompts, arriving as `ladder bench` would send them.
-std::vector<SimRequest> simulated_requests(const std::vector<BenchPrompt>& prompts,
-                                           const SimulationOptions& options);
 
 }  // namespace ladder::tools

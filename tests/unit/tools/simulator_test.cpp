@@ -200,7 +200,7 @@ TEST(SimulatorInput, BadInputNamesWhatIsWrong) {
         std::string::npos);
     SimulateConfig config;
     config.simulation.profile = tiny_fleet(10, 8).profile;
-    config.simulation.request_rate = -2.0;
+    config.simulation.arrivals.request_rate = -2.0;
     EXPECT_NE(error_of([&] { run_simulation(config); }).find("--request-rate"), std::string::npos);
     nlohmann::json profile = profile_json(tiny_fleet(10, 8).profile);
     profile.erase("kv_blocks");
