@@ -14,5 +14,8 @@ void install_avx2_quantizers(CpuKernels& kernels);
 // its table holds for that dtype; installed right after that table's vec_dots.
 void install_avx2_gemm(CpuKernels& kernels);
 void install_avx512_gemm(CpuKernels& kernels);
+// The types whose vec_dot and multi-row kernel come from one per-block step
+// (block_dots_avx2.cpp); the avx512 table keeps them.
+void install_avx2_block_kernels(CpuKernels& kernels);
 
 }  // namespace ladder::kernels::cpu::detail
