@@ -51,12 +51,18 @@ void install_avx2_block_kernels(CpuKernels& k) {
     using Q4_1 = Q4_1Kernel<Avx2Lanes>;
     using Q8_0 = Q8_0Kernel<Avx2Lanes>;
     using Q5_0 = Q5_0Kernel<Avx2Lanes>;
+    using Q4_0 = Q4_0Kernel<Avx2Lanes>;
+    using Q5_1 = Q5_1Kernel<Avx2Lanes>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
         gemv_or<block_gemm<Q4_1, kLegacyRows, kActivationRows>, gemv_q4_1_q8_1_avx2>;
     k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
         gemv_or<block_gemm<Q8_0, kLegacyRows, kActivationRows>, gemv_q8_0_q8_0_avx2>;
     k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
         gemv_or<block_gemm<Q5_0, kLegacyRows, kActivationRows>, gemv_q5_0_q8_0_avx2>;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_0)] =
+        gemv_or<block_gemm<Q4_0, kLegacyRows, kActivationRows>, gemv_q4_0_q8_0_avx2>;
+    k.gemm_by_weight[static_cast<int>(DType::Q5_1)] =
+        gemv_or<block_gemm<Q5_1, kLegacyRows, kActivationRows>, gemv_q5_1_q8_1_avx2>;
 }
 
 }  // namespace detail

@@ -74,6 +74,22 @@ void row_tiles_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n
         n_activation_rows, n, out, out_stride);
 }
 
+void row_tiles_q4_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activations, size_t activation_row_bytes,
+                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    block_gemm<Q4_0Kernel<VnniLanes>, kLegacyRows, kActivationRows>(
+        weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+        n_activation_rows, n, out, out_stride);
+}
+
+void row_tiles_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activations, size_t activation_row_bytes,
+                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    block_gemm<Q5_1Kernel<VnniLanes>, kLegacyRows, kActivationRows>(
+        weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+        n_activation_rows, n, out, out_stride);
+}
+
 }  // namespace detail
 
 }  // namespace ladder::kernels::cpu

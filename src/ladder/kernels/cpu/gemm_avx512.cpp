@@ -84,6 +84,11 @@ void install_avx512_gemm(CpuKernels& k) {
         few_rows_q5_0_q8_0,
         gemm_by_rows<gemm_pairs_q5_0_q8_0,
                      gemv_or<row_tiles_q5_0_q8_0, gemv_q5_0_q8_0>>>;
+    // No pair kernels yet: more rows than the few-rows form takes run the row tiles.
+    k.gemm_by_weight[static_cast<int>(DType::Q4_0)] =
+        few_rows_or<few_rows_q4_0_q8_0, gemv_or<row_tiles_q4_0_q8_0, gemv_q4_0_q8_0>>;
+    k.gemm_by_weight[static_cast<int>(DType::Q5_1)] =
+        few_rows_or<few_rows_q5_1_q8_1, gemv_or<row_tiles_q5_1_q8_1, gemv_q5_1_q8_1>>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_K)] =
         gemm_by_rows<gemm_pairs_q4_k_q8_k, avx2_gemm<DType::Q4_K>>;
     k.gemm_by_weight[static_cast<int>(DType::Q6_K)] =

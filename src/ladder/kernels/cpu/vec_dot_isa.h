@@ -32,5 +32,11 @@ void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n
 void row_tiles_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activations, size_t activation_row_bytes,
                          int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void row_tiles_q4_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activations, size_t activation_row_bytes,
+                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void row_tiles_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activations, size_t activation_row_bytes,
+                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
 
 }  // namespace ladder::kernels::cpu::detail
