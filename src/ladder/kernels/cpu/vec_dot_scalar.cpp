@@ -107,6 +107,15 @@ void unpack_nibbles(const uint8_t qs[16], BlockCodes q) {
     }
 }
 
+// A 32-element block of the types with groups of 16 (Q2_K, Q3_K, Q6_K): its
+// lanes times the first group's scale in lanes 0..3, the second's in 4..7.
+void add_grouped_block_lanes(const BlockCodes q, const int8_t y[32], int first_scale,
+                             int second_scale, LaneSums sums) {
+    LaneSums halves = {};
+    add_block_lanes(q, y, 1, halves);
+    for (int k = 0; k < 8; ++k) sums[k] += (k < 4 ? first_scale : second_scale) * halves[k];
+}
+
 float x86_order_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ4_1*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_1*>(activations);
@@ -244,10 +253,8 @@ float x86_order_dot_q3_k_q8_k(const void* weights, const void* activations, int6
         for (int block = 0; block < 8; ++block) {
             BlockCodes q;
             tensor::q3_k_block_codes(w[i], block, q);
-            LaneSums halves = {};
-            add_block_lanes(q, a[i].qs + 32 * block, 1, halves);
-            for (int k = 0; k < 8; ++k)
-                sums[k] += tensor::q3_k_scale(w[i], 2 * block + k / 4) * halves[k];
+            add_grouped_block_lanes(q, a[i].qs + 32 * block, tensor::q3_k_scale(w[i], 2 * block),
+                                    tensor::q3_k_scale(w[i], 2 * block + 1), sums);
         }
         accumulate_block(sums, a[i].d * tensor::fp16_to_fp32(w[i].d), acc);
     }
@@ -267,9 +274,8 @@ float x86_order_dot_q2_k_q8_k(const void* weights, const void* activations, int6
         for (int block = 0; block < 8; ++block) {
             BlockCodes q;
             tensor::two_bit_block_codes(w[i].qs, block, q);
-            LaneSums halves = {};
-            add_block_lanes(q, a[i].qs + 32 * block, 1, halves);
-            for (int k = 0; k < 8; ++k) sums[k] += (scales[2 * block + k / 4] & 0x0f) * halves[k];
+            add_grouped_block_lanes(q, a[i].qs + 32 * block, scales[2 * block] & 0x0f,
+                                    scales[2 * block + 1] & 0x0f, sums);
         }
         LaneSums min_lanes = {};
         for (int k = 0; k < 8; ++k) {
@@ -297,9 +303,8 @@ float x86_order_dot_q6_k_q8_k(const void* weights, const void* activations, int6
         for (int block = 0; block < 8; ++block) {
             BlockCodes q;
             tensor::q6_k_block_codes(w[i], block, q);
-            LaneSums halves = {};
-            add_block_lanes(q, a[i].qs + 32 * block, 1, halves);
-            for (int k = 0; k < 8; ++k) sums[k] += scales[2 * block + k / 4] * halves[k];
+            add_grouped_block_lanes(q, a[i].qs + 32 * block, scales[2 * block],
+                                    scales[2 * block + 1], sums);
         }
         for (int k = 0; k < 8; ++k) {
             sums[k] -= 32 * (scales[2 * k] * a[i].bsums[2 * k] +
