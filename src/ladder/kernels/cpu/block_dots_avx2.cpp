@@ -20,8 +20,13 @@
 #include "ladder/tensor/quant_blocks.h"
 #include "ladder/tensor/quant_k_codes.h"
 
+// GCC and clang spell "every function from here on" differently.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#endif
 #include "ladder/kernels/cpu/block_kernels_x86.h"
 
 namespace ladder::kernels::cpu {
@@ -69,4 +74,8 @@ void install_avx2_block_kernels(CpuKernels& k) {
 
 }  // namespace ladder::kernels::cpu
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif

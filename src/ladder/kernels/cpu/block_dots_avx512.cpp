@@ -26,8 +26,13 @@
 #include "ladder/tensor/quant_blocks.h"
 #include "ladder/tensor/quant_k_codes.h"
 
+// GCC and clang spell "every function from here on" differently.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+#endif
 #include "ladder/kernels/cpu/block_kernels_x86.h"
 
 namespace ladder::kernels::cpu {
@@ -94,4 +99,8 @@ void row_tiles_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n
 
 }  // namespace ladder::kernels::cpu
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
