@@ -38,9 +38,15 @@ std::vector<uint8_t> make_weights(DType dtype, int64_t n_out, int64_t n_in) {
     std::vector<uint8_t> out(row_bytes * static_cast<size_t>(n_out));
     const bool direct = tensor::can_quantize(dtype);
     std::vector<uint8_t> template_row(row_bytes);
+    // The K-quants' reference quantizers search scales: seconds per MiB, so
+    // 64 distinct rows are quantized and repeated to fill the matrix.
+    constexpr int64_t kDistinctRows = 64;
     for (int64_t r = 0; r < n_out; ++r) {
         for (auto& v : row) v = normal(rng);
-        if (direct) {
+        if (direct && r >= kDistinctRows) {
+            std::memcpy(out.data() + r * row_bytes, out.data() + (r % kDistinctRows) * row_bytes,
+                        row_bytes);
+        } else if (direct) {
             tensor::quantize_row(dtype, row.data(), out.data() + r * row_bytes, n_in);
         } else {
             // K-quants have no reference quantizer: random codes, small scales.
@@ -203,8 +209,9 @@ void bm_attention(benchmark::State& state, Isa isa, AttentionShape shape, bool g
 int register_all() {
     for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
         const std::string path(kernels::cpu::isa_name(isa));
-        for (const DType dtype :
-             {DType::Q4_1, DType::Q8_0, DType::Q5_0, DType::Q4_K, DType::Q6_K, DType::F16}) {
+        for (const DType dtype : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                                  DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                                  DType::F16, DType::BF16}) {
             const std::string name =
                 "matmul/" + path + "/" + std::string(tensor::dtype_name(dtype));
             auto* b = benchmark::RegisterBenchmark(name.c_str(), bm_matmul, isa, dtype);

@@ -26,9 +26,9 @@ DEFAULT_MODEL = os.path.join(ROOT, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
 DEFAULT_TEXT = os.path.join(ROOT, "tests", "data", "inputs", "perplexity_gpl3.txt")
 TYPES = ["F32", "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K_S",
          "Q4_1", "Q4_0", "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K"]
-# Types with a weight type that has no fast kernel yet run at the scalar
-# reference's speed: bench-model measures them once, with a short pp and tg.
-SLOW_TYPES = "F16,BF16,Q5_K_M,Q5_K_S,Q5_1,Q4_K_S,Q4_0,Q3_K_L,Q3_K_M,Q3_K_S,Q2_K"
+# Types bench-model measures once, with a short pp and tg (--slow): none now
+# that every weight type has SIMD kernels; for a build without them.
+SLOW_TYPES = ""
 SUMMARY = re.compile(r"weights: .* -> ([\d.]+) MiB \(([\d.]+) bpw\)")
 
 

@@ -81,19 +81,29 @@ struct DTypeBlocks {
     int64_t block_elements;
 };
 
-const DTypeBlocks kGemmTypes[] = {{DType::Q4_1, tensor::kQK},
-                                  {DType::Q8_0, tensor::kQK},
+const DTypeBlocks kGemmTypes[] = {{DType::Q4_0, tensor::kQK},
+                                  {DType::Q4_1, tensor::kQK},
                                   {DType::Q5_0, tensor::kQK},
+                                  {DType::Q5_1, tensor::kQK},
+                                  {DType::Q8_0, tensor::kQK},
+                                  {DType::Q2_K, tensor::kQKK},
+                                  {DType::Q3_K, tensor::kQKK},
                                   {DType::Q4_K, tensor::kQKK},
+                                  {DType::Q5_K, tensor::kQKK},
                                   {DType::Q6_K, tensor::kQKK},
+                                  // BF16 in chunks of 8, and rows with a tail.
+                                  {DType::BF16, 8},
+                                  {DType::BF16, 4},
                                   // F16 in chunks of 8, and rows with a tail.
                                   {DType::F16, 8},
                                   {DType::F16, 4}};
 
-TEST(Gemm, simd_paths_have_multi_row_kernels_for_the_smollm2_types) {
+TEST(Gemm, simd_paths_have_multi_row_kernels_for_every_quantized_weight_type) {
     for (const Isa isa : simd_isas()) {
-        EXPECT_NE(cpu_kernels_for(isa).gemm(DType::Q4_1), nullptr) << isa_name(isa);
-        EXPECT_NE(cpu_kernels_for(isa).gemm(DType::Q8_0), nullptr) << isa_name(isa);
+        for (const DTypeBlocks& type : kGemmTypes) {
+            EXPECT_NE(cpu_kernels_for(isa).gemm(type.dtype), nullptr)
+                << isa_name(isa) << " " << tensor::dtype_name(type.dtype);
+        }
     }
 }
 

@@ -49,6 +49,46 @@ inline std::vector<uint8_t> random_weight_row(std::mt19937& rng, DType dtype, in
             for (int64_t i = 0; i < n; ++i) h[i] = random_half(rng, -1.0f, 1.0f);
             break;
         }
+        case DType::BF16: {
+            auto* h = reinterpret_cast<uint16_t*>(row.data());
+            const auto x = random_floats(rng, n);
+            for (int64_t i = 0; i < n; ++i) h[i] = tensor::fp32_to_bf16(x[i]);
+            break;
+        }
+        case DType::Q4_0: {
+            auto* b = reinterpret_cast<tensor::BlockQ4_0*>(row.data());
+            for (int64_t i = 0; i < n_blocks; ++i) b[i].d = random_half(rng, -0.1f, 0.1f);
+            break;
+        }
+        case DType::Q5_1: {
+            auto* b = reinterpret_cast<tensor::BlockQ5_1*>(row.data());
+            for (int64_t i = 0; i < n_blocks; ++i) {
+                b[i].d = random_half(rng, 0.001f, 0.05f);
+                b[i].m = random_half(rng, -0.8f, 0.0f);
+            }
+            break;
+        }
+        case DType::Q2_K: {
+            auto* b = reinterpret_cast<tensor::BlockQ2_K*>(row.data());
+            for (int64_t i = 0; i < n_blocks; ++i) {
+                b[i].d = random_half(rng, 0.0001f, 0.002f);
+                b[i].dmin = random_half(rng, 0.0001f, 0.002f);
+            }
+            break;
+        }
+        case DType::Q3_K: {
+            auto* b = reinterpret_cast<tensor::BlockQ3_K*>(row.data());
+            for (int64_t i = 0; i < n_blocks; ++i) b[i].d = random_half(rng, -0.001f, 0.001f);
+            break;
+        }
+        case DType::Q5_K: {
+            auto* b = reinterpret_cast<tensor::BlockQ5_K*>(row.data());
+            for (int64_t i = 0; i < n_blocks; ++i) {
+                b[i].d = random_half(rng, 0.0001f, 0.002f);
+                b[i].dmin = random_half(rng, 0.0001f, 0.002f);
+            }
+            break;
+        }
         case DType::Q4_1: {
             auto* b = reinterpret_cast<tensor::BlockQ4_1*>(row.data());
             for (int64_t i = 0; i < n_blocks; ++i) {

@@ -36,8 +36,10 @@ std::vector<DotCase> dot_cases() {
     const std::vector<int64_t> legacy = {32, 64, 96, 160, 224, 576, 1056, 1536};
     const std::vector<int64_t> k_quants = {256, 512, 768, 1280, 2304};
     const std::vector<int64_t> floats = {1, 7, 8, 9, 33, 576, 1001};
-    return {{DType::Q4_1, legacy},   {DType::Q8_0, legacy},   {DType::Q5_0, legacy},
-            {DType::Q4_K, k_quants}, {DType::Q6_K, k_quants}, {DType::F16, floats},
+    return {{DType::Q4_0, legacy},   {DType::Q4_1, legacy},   {DType::Q5_0, legacy},
+            {DType::Q5_1, legacy},   {DType::Q8_0, legacy},   {DType::Q2_K, k_quants},
+            {DType::Q3_K, k_quants}, {DType::Q4_K, k_quants}, {DType::Q5_K, k_quants},
+            {DType::Q6_K, k_quants}, {DType::F16, floats},    {DType::BF16, floats},
             {DType::F32, floats}};
 }
 
@@ -63,15 +65,21 @@ DotInputs make_inputs(std::mt19937& rng, DType weight_type, int64_t n) {
 // The bound on |dot - exact| / sum |w_i a_i| each type is held to, for
 // tensor's reference and the scalar path alike, with the worst measured on
 // this test's rows (reference | scalar path; over 400 rows per size in
-// brackets). Q4_1's offset term uses the activation sum s stored as a half
-// (2^-11 relative), which the dequantized rows do not see; the others differ
-// from the exact sum by float rounding alone.
+// brackets). Q4_1's and Q5_1's offset term uses the activation sum s stored
+// as a half (2^-11 relative), which the dequantized rows do not see; the
+// others differ from the exact sum by float rounding alone.
 struct AccuracyBound {
     DType weight_type;
     double bound;
 };
 constexpr AccuracyBound kAccuracyBounds[] = {
+    {DType::Q4_0, 1e-7},  // measured 2.8e-8 | 4.2e-8 (7.1e-8)
     {DType::Q4_1, 1e-3},  // measured 3.5e-4 | 3.5e-4 (6.1e-4)
+    {DType::Q5_1, 1e-3},  // measured 2.4e-4 | 2.4e-4 (5.2e-4)
+    {DType::Q2_K, 1e-7},  // measured 2.1e-8 | 2.1e-8 (2.7e-8)
+    {DType::Q3_K, 1e-7},  // measured 1.1e-8 | 2.1e-8 (3.1e-8)
+    {DType::Q5_K, 1e-7},  // measured 2.3e-8 | 1.9e-8 (4.3e-8)
+    {DType::BF16, 2e-7},  // measured 4.3e-8 | 4.3e-8 (5.7e-8)
     {DType::Q8_0, 1e-7},  // measured 2.2e-8 | 2.9e-8 (6.4e-8)
     {DType::Q5_0, 1e-7},  // measured 2.9e-8 | 4.1e-8 (5.0e-8)
     {DType::Q4_K, 1e-7},  // measured 1.4e-8 | 1.8e-8 (3.0e-8)
@@ -143,8 +151,9 @@ TEST(VecDot, fast_paths_cover_the_target_models_weight_types) {
     for (const Isa isa : fast_isas()) {
         const CpuKernels& k = cpu_kernels_for(isa);
         EXPECT_EQ(k.isa, isa);
-        for (const DType t : {DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::Q5_0,
-                              DType::F16, DType::F32}) {
+        for (const DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                              DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                              DType::F16, DType::BF16, DType::F32}) {
             EXPECT_NE(k.vec_dot(t), cpu_kernels_for(Isa::Scalar).vec_dot(t))
                 << isa_name(isa) << " falls back to scalar for " << tensor::dtype_name(t);
         }

@@ -13,36 +13,6 @@ namespace ladder::tensor {
 
 namespace {
 
-// Q2_K and Q3_K keep 2-bit codes in four planes: element e sits in byte
-// 32 * (e / 128) + e % 32 at bit 2 * ((e % 128) / 32).
-int two_bit_code(const uint8_t* qs, int e) {
-    return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-}
-
-int q2_k_code(const BlockQ2_K& b, int e) { return two_bit_code(b.qs, e); }
-
-// Q3_K: the hmask bit of element e is bit e / 32 of hmask[e % 32]; a clear bit
-// means the code is 4 lower, giving the signed range [-4, 3].
-int q3_k_code(const BlockQ3_K& b, int e) {
-    const bool high = (b.hmask[e % 32] >> (e / 32)) & 1;
-    return two_bit_code(b.qs, e) - (high ? 0 : 4);
-}
-
-// Q3_K's 16 six-bit scales: low 4 bits are the nibbles of bytes 0..7 (low
-// nibbles for sub-blocks 0..7, high nibbles for 8..15); the top 2 bits come
-// from bytes 8..11, two bits per sub-block. Stored with a +32 bias.
-int q3_k_scale(const BlockQ3_K& b, int sub) {
-    const int low = sub < 8 ? (b.scales[sub] & 0x0f) : (b.scales[sub - 8] >> 4);
-    const int high = (b.scales[8 + sub % 4] >> (2 * (sub / 4))) & 3;
-    return (low | (high << 4)) - 32;
-}
-
-// Q5_K: the fifth bit of element e is bit e / 32 of qh[e % 32].
-int q5_k_code(const BlockQ5_K& b, int e) {
-    const int high = (b.qh[e % 32] >> (e / 32)) & 1;
-    return q4_k_code(b.qs, e) | (high << 4);
-}
-
 // Integer dot of activations with codes over one sub-block [begin, begin + n).
 template <typename CodeOf>
 int sub_block_dot(const int8_t* a, int begin, int n, CodeOf code_of) {

@@ -1,4 +1,4 @@
-// Element decoders of the Q4_K, Q5_K and Q6_K bit layouts (element e of a
+// Element decoders of the Q2_K .. Q6_K bit layouts (element e of a
 // super-block, 0 <= e < 256): written down once, for tensor's reference code
 // and for the kernels' scalar path, which must read the same codes.
 #pragma once
@@ -28,6 +28,36 @@ inline ScaleMin k4_scale_min(const uint8_t scales[kKScaleBytes], int sub) {
 inline int q4_k_code(const uint8_t* qs, int e) {
     const uint8_t byte = qs[32 * (e / 64) + e % 32];
     return (e / 32) % 2 == 0 ? (byte & 0x0f) : (byte >> 4);
+}
+
+// Q2_K and Q3_K keep 2-bit codes in four planes: element e sits in byte
+// 32 * (e / 128) + e % 32 at bit 2 * ((e % 128) / 32).
+inline int two_bit_code(const uint8_t* qs, int e) {
+    return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+}
+
+inline int q2_k_code(const BlockQ2_K& b, int e) { return two_bit_code(b.qs, e); }
+
+// Q3_K: the hmask bit of element e is bit e / 32 of hmask[e % 32]; a clear bit
+// means the code is 4 lower, giving the signed range [-4, 3].
+inline int q3_k_code(const BlockQ3_K& b, int e) {
+    const bool high = (b.hmask[e % 32] >> (e / 32)) & 1;
+    return two_bit_code(b.qs, e) - (high ? 0 : 4);
+}
+
+// Q3_K's 16 six-bit scales: low 4 bits are the nibbles of bytes 0..7 (low
+// nibbles for sub-blocks 0..7, high nibbles for 8..15); the top 2 bits come
+// from bytes 8..11, two bits per sub-block. Stored with a +32 bias.
+inline int q3_k_scale(const BlockQ3_K& b, int sub) {
+    const int low = sub < 8 ? (b.scales[sub] & 0x0f) : (b.scales[sub - 8] >> 4);
+    const int high = (b.scales[8 + sub % 4] >> (2 * (sub / 4))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+// Q5_K: the fifth bit of element e is bit e / 32 of qh[e % 32].
+inline int q5_k_code(const BlockQ5_K& b, int e) {
+    const int high = (b.qh[e % 32] >> (e / 32)) & 1;
+    return q4_k_code(b.qs, e) | (high << 4);
 }
 
 // Q6_K: per 128 elements, 64 bytes of ql and 32 of qh. Quarter k (32
@@ -65,6 +95,28 @@ inline void q6_k_block_codes(const BlockQ6_K& b, int block, int8_t out[32]) {
         const int high = (high_bytes[j] >> (2 * quarter)) & 3;
         out[j] = static_cast<int8_t>(low | (high << 4));
     }
+}
+
+// Q2_K / Q3_K: the 2-bit codes of elements 32 * block .. + 31, and Q3_K's and
+// Q5_K's full codes likewise (Q3_K's in [-4, 3], Q5_K's in [0, 31]).
+inline void two_bit_block_codes(const uint8_t* qs, int block, int8_t out[32]) {
+    const uint8_t* bytes = qs + 32 * (block / 4);
+    const int shift = 2 * (block % 4);
+    for (int j = 0; j < 32; ++j) out[j] = static_cast<int8_t>((bytes[j] >> shift) & 3);
+}
+
+inline void q3_k_block_codes(const BlockQ3_K& b, int block, int8_t out[32]) {
+    two_bit_block_codes(b.qs, block, out);
+    for (int j = 0; j < 32; ++j) {
+        const int high = (b.hmask[j] >> block) & 1;
+        out[j] = static_cast<int8_t>(out[j] - (high != 0 ? 0 : 4));
+    }
+}
+
+inline void q5_k_block_codes(const BlockQ5_K& b, int block, int8_t out[32]) {
+    q4_k_block_codes(b.qs, block, out);
+    for (int j = 0; j < 32; ++j)
+        out[j] = static_cast<int8_t>(out[j] | (((b.qh[j] >> block) & 1) << 4));
 }
 
 }  // namespace ladder::tensor

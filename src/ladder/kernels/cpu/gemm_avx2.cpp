@@ -1,7 +1,8 @@
-// AVX2 multi-row kernels (GemmFn) for the quantized dtypes of vec_dot_avx2.cpp
-// that models use most: Q4_1 x Q8_1, Q8_0 x Q8_0, Q4_K and Q6_K x Q8_K. Each
-// output repeats that file's accumulation exactly (gemm_tiles.h says why that
-// is enough). The avx512 table keeps the K-quant ones, as it keeps their vec_dots.
+// AVX2 multi-row kernels (GemmFn) for the dtypes of vec_dot_avx2.cpp: Q4_K
+// and Q6_K x Q8_K, and F16. Each output repeats that file's accumulation
+// exactly (gemm_tiles.h says why that is enough). The avx512 table keeps the
+// K-quant ones, as it keeps their vec_dots. The other types' multi-row kernels
+// come from their block kernels (block_kernels_x86.h).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -18,127 +19,19 @@ namespace ladder::kernels::cpu {
 
 namespace {
 
-using tensor::BlockQ4_1;
 using tensor::BlockQ4_K;
 using tensor::BlockQ6_K;
-using tensor::BlockQ8_0;
-using tensor::BlockQ8_1;
 using tensor::BlockQ8_K;
-using tensor::kQK;
 using tensor::kQKK;
 
-// Tile shape: 16 vector registers hold kW x kT accumulators plus the operands.
-// K-quant tiles also keep kT integer sums live across a super-block: one weight row.
-constexpr int kW = 2;
+// Tile shape: kWK x kT accumulators; a K-quant tile keeps kT integer sums
+// live across a super-block besides them, so one weight row.
 constexpr int kT = 4;
 constexpr int kWK = 1;
 
 LADDER_AVX2 inline __m256i load_32(const void* p) {
     return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
-
-inline uint32_t load_u32(const void* p) {
-    uint32_t v = 0;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-// Per output (weight row j, activation row t), as vec_dot_q4_1_q8_1: acc +=
-// (d_w * d_a) * int32 lane sums by one fma per block; offsets += m_w * s_a by
-// one scalar fma per block (the compiler contracts vec_dot's `+= a * b`);
-// result hsum(acc) + offsets. The scale products and the offset fmas of kT
-// rows run lane-wise in one vector: lane 2t holds row t's d, 2t + 1 its s.
-template <int kRowsW, int kRows>
-struct Q4_1Tile {
-    LADDER_AVX2 static void run(const BlockQ4_1* const* w, const BlockQ8_1* const* a,
-                                int64_t n_blocks, float (*res)[kT]) {
-        static_assert(kRows <= 4, "four (d, s) pairs fill one vector");
-        __m256 acc[kRowsW][kRows];
-        __m256 offsets[kRowsW];  // lane 2t + 1: row t's offsets; even lanes unused
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-            offsets[j] = _mm256_setzero_ps();
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
-        }
-        for (int64_t i = 0; i < n_blocks; ++i) {
-            uint32_t ds_bits[4] = {0, 0, 0, 0};
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) ds_bits[t] = load_u32(&a[t][i].d);
-            const __m256 ds = _mm256_cvtph_ps(
-                _mm_setr_epi32(static_cast<int>(ds_bits[0]), static_cast<int>(ds_bits[1]),
-                               static_cast<int>(ds_bits[2]), static_cast<int>(ds_bits[3])));
-#pragma GCC unroll 8
-            for (int j = 0; j < kRowsW; ++j) {
-                const BlockQ4_1& b = w[j][i];
-                alignas(32) float scale[8];
-                _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ds));
-                offsets[j] = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(b.m)), ds, offsets[j]);
-                const __m256i q = unpack_nibbles_16(b.qs);
-#pragma GCC unroll 8
-                for (int t = 0; t < kRows; ++t) {
-                    const __m256i sums = dot_u8_s8(q, load_32(a[t][i].qs));
-                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[2 * t]),
-                                                _mm256_cvtepi32_ps(sums), acc[j][t]);
-                }
-            }
-        }
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-            alignas(32) float off[8];
-            _mm256_store_ps(off, offsets[j]);
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]) + off[2 * t + 1];
-        }
-    }
-};
-
-// Per output, as vec_dot_q8_0_q8_0: acc += (d_w * d_a) * int32 lane sums by
-// one fma per block, the sums from |x| and y carrying x's sign (maddubs needs
-// one unsigned side, and 2 * 128 * 127 fits int16); result hsum(acc).
-template <int kRowsW, int kRows>
-struct Q8_0Tile {
-    LADDER_AVX2 static void run(const BlockQ8_0* const* w, const BlockQ8_0* const* a,
-                                int64_t n_blocks, float (*res)[kT]) {
-        static_assert(kRows <= 8, "eight scales fill one vector");
-        __m256 acc[kRowsW][kRows];
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
-        }
-        for (int64_t i = 0; i < n_blocks; ++i) {
-            uint16_t d_bits[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) d_bits[t] = a[t][i].d;
-            const __m256 d_a = _mm256_cvtph_ps(
-                _mm_setr_epi16(static_cast<short>(d_bits[0]), static_cast<short>(d_bits[1]),
-                               static_cast<short>(d_bits[2]), static_cast<short>(d_bits[3]),
-                               static_cast<short>(d_bits[4]), static_cast<short>(d_bits[5]),
-                               static_cast<short>(d_bits[6]), static_cast<short>(d_bits[7])));
-#pragma GCC unroll 8
-            for (int j = 0; j < kRowsW; ++j) {
-                const BlockQ8_0& b = w[j][i];
-                alignas(32) float scale[8];
-                _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), d_a));
-                const __m256i x = load_32(b.qs);
-                const __m256i x_abs = _mm256_sign_epi8(x, x);
-#pragma GCC unroll 8
-                for (int t = 0; t < kRows; ++t) {
-                    const __m256i y_signed = _mm256_sign_epi8(load_32(a[t][i].qs), x);
-                    acc[j][t] =
-                        _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[t]),
-                                        _mm256_cvtepi32_ps(dot_u8_s8(x_abs, y_signed)), acc[j][t]);
-                }
-            }
-        }
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]);
-        }
-    }
-};
 
 // The kRows activation rows' float d of block i in lanes 0..kRows - 1.
 template <int kRows>
@@ -318,26 +211,6 @@ struct Q6_KTile {
     }
 };
 
-void gemm_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                    const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
-                    int64_t n, float* out, int64_t out_stride) {
-    static constexpr auto kTiles = detail::make_tile_table<BlockQ4_1, BlockQ8_1, kW, kT, Q4_1Tile>(
-        std::make_index_sequence<kT>{});
-    detail::run_tiles<BlockQ4_1, BlockQ8_1, kW, kT>(
-        kTiles, kQK, weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-        n_activation_rows, n, out, out_stride);
-}
-
-void gemm_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                    const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
-                    int64_t n, float* out, int64_t out_stride) {
-    static constexpr auto kTiles = detail::make_tile_table<BlockQ8_0, BlockQ8_0, kW, kT, Q8_0Tile>(
-        std::make_index_sequence<kT>{});
-    detail::run_tiles<BlockQ8_0, BlockQ8_0, kW, kT>(
-        kTiles, kQK, weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-        n_activation_rows, n, out, out_stride);
-}
-
 void gemm_q4_k_q8_k(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
                     int64_t n, float* out, int64_t out_stride) {
@@ -429,10 +302,6 @@ namespace detail {
 
 void install_avx2_gemm(CpuKernels& k) {
     using tensor::DType;
-    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] = gemv_or<gemm_q4_1_q8_1, gemv_q4_1_q8_1_avx2>;
-    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] = gemv_or<gemm_q8_0_q8_0, gemv_q8_0_q8_0_avx2>;
-    k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
-        gemv_or<vec_dot_per_output<Isa::Avx2, DType::Q5_0>, gemv_q5_0_q8_0_avx2>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_K)] = gemm_q4_k_q8_k;
     k.gemm_by_weight[static_cast<int>(DType::Q6_K)] = gemm_q6_k_q8_k;
     k.gemm_by_weight[static_cast<int>(DType::F16)] = gemm_f16_f16;

@@ -1,8 +1,10 @@
-// AVX-512 VNNI multi-row kernels (GemmFn): Q4_1 x Q8_1 and Q8_0 x Q8_0, whose
-// vec_dots are in vec_dot_avx512.cpp, and Q5_0 x Q8_0, Q4_K and Q6_K x Q8_K
-// (the AVX2 vec_dots). Row tiles here for few activation rows, pair kernels
-// (gemm_pairs_avx512.cpp, gemm_pairs_k_avx512.cpp) for more. Each output
-// repeats its vec_dot's accumulation exactly (gemm_tiles.h).
+// AVX-512 VNNI multi-row kernels (GemmFn) of the types with decode and pair
+// kernels: Q4_1 x Q8_1, Q8_0 and Q5_0 x Q8_0 (their vec_dots and row tiles
+// from block_dots_avx512.cpp), Q4_K and Q6_K x Q8_K (the AVX2 vec_dots). The
+// decode kernels (gemv_avx512.cpp) for one activation row and a few, the pair
+// kernels (gemm_pairs_avx512.cpp, gemm_pairs_k_avx512.cpp) for more, row tiles
+// for what neither takes. Each output repeats its vec_dot's accumulation
+// exactly (gemm_tiles.h). The other types keep their block kernels' rows.
 // GCC 12's AVX-512 headers warn about their own "undefined" vectors (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -22,154 +24,6 @@
 namespace ladder::kernels::cpu {
 
 namespace {
-
-using tensor::BlockQ4_1;
-using tensor::BlockQ8_0;
-using tensor::BlockQ8_1;
-using tensor::kQK;
-
-// Tile shape: kW x kT accumulators in registers. 4 x 4 fits the 32 registers
-// and was as fast at T = 64, but 2.5x slower than vec_dot at T = 1 on a 28 MB
-// Q8_0 matrix (docs/performance.md, "Batched matmul").
-constexpr int kW = 2;
-constexpr int kT = 4;
-
-LADDER_AVX512 inline __m256i load_32(const int8_t* p) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-
-inline uint32_t load_u32(const void* p) {
-    uint32_t v = 0;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-// Per output (weight row j, activation row t), as vec_dot_q4_1_q8_1: acc +=
-// (d_w * d_a) * int32 lane sums by one fma per block; offsets += m_w * s_a by
-// one scalar fma per block (the compiler contracts vec_dot's `+= a * b`);
-// result hsum(acc) + offsets. The scale products and the offset fmas of
-// kT rows run lane-wise in one vector: lane 2t holds row t's d, 2t + 1 its s.
-template <int kRowsW, int kRows>
-struct Q4_1Tile {
-    LADDER_AVX512 static void run(const BlockQ4_1* const* w, const BlockQ8_1* const* a,
-                                  int64_t n_blocks, float (*res)[kT]) {
-        static_assert(kRows <= 4, "four (d, s) pairs fill one vector");
-        __m256 acc[kRowsW][kRows];
-        __m256 offsets[kRowsW];  // lane 2t + 1: row t's offsets; even lanes unused
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-            offsets[j] = _mm256_setzero_ps();
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
-        }
-        for (int64_t i = 0; i < n_blocks; ++i) {
-            uint32_t ds_bits[4] = {0, 0, 0, 0};
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) ds_bits[t] = load_u32(&a[t][i].d);
-            const __m256 ds = _mm256_cvtph_ps(
-                _mm_setr_epi32(static_cast<int>(ds_bits[0]), static_cast<int>(ds_bits[1]),
-                               static_cast<int>(ds_bits[2]), static_cast<int>(ds_bits[3])));
-#pragma GCC unroll 8
-            for (int j = 0; j < kRowsW; ++j) {
-                const BlockQ4_1& b = w[j][i];
-                alignas(32) float scale[8];
-                _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), ds));
-                offsets[j] = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(b.m)), ds, offsets[j]);
-                const __m256i q = unpack_nibbles_16(b.qs);
-#pragma GCC unroll 8
-                for (int t = 0; t < kRows; ++t) {
-                    const __m256i sums =
-                        _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, load_32(a[t][i].qs));
-                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[2 * t]),
-                                                _mm256_cvtepi32_ps(sums), acc[j][t]);
-                }
-            }
-        }
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-            alignas(32) float off[8];
-            _mm256_store_ps(off, offsets[j]);
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]) + off[2 * t + 1];
-        }
-    }
-};
-
-// Per output, as vec_dot_q8_0_q8_0: acc += (d_w * d_a) * int32 lane sums of
-// x * y by one fma per block; result hsum(acc). The lane sums are exact
-// either way, so they are formed here with one vpdpbusd per output instead of
-// two sign flips: (y + 128) * x summed from a start of -128 * sum(x), where
-// y + 128 is shared by the weight rows and -128 * sum(x) by the activation rows.
-template <int kRowsW, int kRows>
-struct Q8_0Tile {
-    LADDER_AVX512 static void run(const BlockQ8_0* const* w, const BlockQ8_0* const* a,
-                                  int64_t n_blocks, float (*res)[kT]) {
-        static_assert(kRows <= 8, "eight scales fill one vector");
-        const __m256i bias_byte = _mm256_set1_epi8(static_cast<char>(0x80));
-        __m256 acc[kRowsW][kRows];
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
-        }
-        for (int64_t i = 0; i < n_blocks; ++i) {
-            uint16_t d_bits[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) d_bits[t] = a[t][i].d;
-            const __m256 d_a = _mm256_cvtph_ps(
-                _mm_setr_epi16(static_cast<short>(d_bits[0]), static_cast<short>(d_bits[1]),
-                               static_cast<short>(d_bits[2]), static_cast<short>(d_bits[3]),
-                               static_cast<short>(d_bits[4]), static_cast<short>(d_bits[5]),
-                               static_cast<short>(d_bits[6]), static_cast<short>(d_bits[7])));
-            __m256i y_biased[kRows];
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) {
-                y_biased[t] = _mm256_xor_si256(load_32(a[t][i].qs), bias_byte);
-            }
-#pragma GCC unroll 8
-            for (int j = 0; j < kRowsW; ++j) {
-                const BlockQ8_0& b = w[j][i];
-                alignas(32) float scale[8];
-                _mm256_store_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_to_float(b.d)), d_a));
-                const __m256i x = load_32(b.qs);
-                const __m256i start =
-                    _mm256_sub_epi32(_mm256_setzero_si256(),
-                                     _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias_byte, x));
-#pragma GCC unroll 8
-                for (int t = 0; t < kRows; ++t) {
-                    const __m256i sums = _mm256_dpbusd_epi32(start, y_biased[t], x);
-                    acc[j][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[t]),
-                                                _mm256_cvtepi32_ps(sums), acc[j][t]);
-                }
-            }
-        }
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]);
-        }
-    }
-};
-
-void row_tiles_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                         const void* activations, size_t activation_row_bytes,
-                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    static constexpr auto kTiles = detail::make_tile_table<BlockQ4_1, BlockQ8_1, kW, kT, Q4_1Tile>(
-        std::make_index_sequence<kT>{});
-    detail::run_tiles<BlockQ4_1, BlockQ8_1, kW, kT>(
-        kTiles, kQK, weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-        n_activation_rows, n, out, out_stride);
-}
-
-void row_tiles_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                         const void* activations, size_t activation_row_bytes,
-                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    static constexpr auto kTiles = detail::make_tile_table<BlockQ8_0, BlockQ8_0, kW, kT, Q8_0Tile>(
-        std::make_index_sequence<kT>{});
-    detail::run_tiles<BlockQ8_0, BlockQ8_0, kW, kT>(
-        kTiles, kQK, weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-        n_activation_rows, n, out, out_stride);
-}
 
 // The K-quants have no AVX-512 row tile: few rows run the AVX2 table's
 // multi-row kernel, which matches the AVX2 vec_dot this table keeps.
@@ -229,7 +83,12 @@ void install_avx512_gemm(CpuKernels& k) {
     k.gemm_by_weight[static_cast<int>(DType::Q5_0)] = few_rows_or<
         few_rows_q5_0_q8_0,
         gemm_by_rows<gemm_pairs_q5_0_q8_0,
-                     gemv_or<vec_dot_per_output<Isa::Avx512, DType::Q5_0>, gemv_q5_0_q8_0>>>;
+                     gemv_or<row_tiles_q5_0_q8_0, gemv_q5_0_q8_0>>>;
+    // No pair kernels yet: more rows than the few-rows form takes run the row tiles.
+    k.gemm_by_weight[static_cast<int>(DType::Q4_0)] =
+        few_rows_or<few_rows_q4_0_q8_0, gemv_or<row_tiles_q4_0_q8_0, gemv_q4_0_q8_0>>;
+    k.gemm_by_weight[static_cast<int>(DType::Q5_1)] =
+        few_rows_or<few_rows_q5_1_q8_1, gemv_or<row_tiles_q5_1_q8_1, gemv_q5_1_q8_1>>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_K)] =
         gemm_by_rows<gemm_pairs_q4_k_q8_k, avx2_gemm<DType::Q4_K>>;
     k.gemm_by_weight[static_cast<int>(DType::Q6_K)] =

@@ -33,9 +33,9 @@ constexpr int kW = 2;  // weight rows per tile
 //   start, lane_sums: the pair's int32 lane sums of code * activation, the
 //     integers the vec_dot's lane k sums (exact, so formed any exact way).
 
-// Q4_1 x Q8_1, as vec_dot_q4_1_q8_1: per output acc += (d_w * d_a) * lane
-// sums by one fma per block, offsets += m_w * s_a by one fma per block,
-// result hsum(acc) + offsets. Nibbles are unsigned, vpdpbusd's first operand.
+// Q4_1 x Q8_1, as the Q4_1 block kernel (block_kernels_x86.h): per output
+// acc += (d_w * d_a) * lane sums by one fma per block, offsets += m_w * s_a
+// by one fma per block, result hsum(acc) + offsets. Nibbles are unsigned, vpdpbusd's first operand.
 struct Q4_1Pairs {
     using Block = BlockQ4_1;
     using Panel = PanelBlockQ8_1;
@@ -78,7 +78,7 @@ struct Q8_0Codes {
     }
 };
 
-// Q5_0's q - 16 (q's fifth bit from qh): vec_dot_q5_0_q8_0 sums q * y - 16 * y,
+// Q5_0's q - 16 (q's fifth bit from qh): the Q5_0 block kernel sums q * y - 16 * y,
 // the same integers as (q - 16) * y.
 struct Q5_0Codes {
     using Block = BlockQ5_0;
@@ -93,9 +93,9 @@ struct Q5_0Codes {
     }
 };
 
-// Signed codes x times Q8_0 activations, as vec_dot_q8_0_q8_0 (and the AVX2
-// vec_dot_q5_0_q8_0 the avx512 table keeps): per output acc += (d_w * d_a) *
-// lane sums of x * y by one fma per block, result hsum(acc). vpdpbusd wants
+// Signed codes x times Q8_0 activations, as the Q8_0 and Q5_0 block kernels
+// (block_kernels_x86.h): per output acc += (d_w * d_a) * lane sums of x * y
+// by one fma per block, result hsum(acc). vpdpbusd wants
 // one unsigned side, so the panel holds y + 128 and the sums start from
 // -128 * sum(x), which the weight row's codes give once for all 16 rows.
 template <typename Codes>

@@ -19,12 +19,16 @@ constexpr int kGemvRows = 8;
 using GemvFn = void (*)(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                         const void* activation, int64_t n, float* out);
 
-// AVX-512 VNNI (gemv_avx512.cpp): as the avx512 table's vec_dots (Q5_0: the AVX2 one it keeps).
+// AVX-512 VNNI (gemv_avx512.cpp): as the avx512 table's vec_dots.
 void gemv_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out);
 void gemv_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out);
 void gemv_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out);
+void gemv_q4_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out);
+void gemv_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out);
 
 // The same kernels for a few activation rows at once (verifying drafted
@@ -40,6 +44,12 @@ void few_rows_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_
 void few_rows_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                         const void* activations, size_t activation_row_bytes,
                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void few_rows_q4_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void few_rows_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
 
 // AVX2 (gemv_avx2.cpp): as the avx2 table's vec_dots.
 void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
@@ -47,6 +57,10 @@ void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n
 void gemv_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out);
 void gemv_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out);
+void gemv_q4_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out);
+void gemv_q5_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out);
 
 // The rows of a gemv in groups of kGemvRows: kGroup(rows, row_bytes,

@@ -1,4 +1,4 @@
-// AVX2 kernels for one activation row (decode): Q4_1, Q8_0 and Q5_0 weights,
+// AVX2 kernels for one activation row (decode): Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights,
 // for CPUs without AVX-512. As in gemv_avx512.cpp, eight weight rows go
 // together: one gather fetches their block heads and one conversion turns
 // them into floats, where the row-tile kernels converted each half alone;
@@ -22,8 +22,10 @@ namespace ladder::kernels::cpu::detail {
 
 namespace {
 
+using tensor::BlockQ4_0;
 using tensor::BlockQ4_1;
 using tensor::BlockQ5_0;
+using tensor::BlockQ5_1;
 using tensor::BlockQ8_0;
 using tensor::BlockQ8_1;
 using tensor::kQK;
@@ -45,7 +47,7 @@ LADDER_AVX2 inline __m256 low_halves(__m256i gathered) {
 // One activation block, shared by the group's eight rows.
 struct ActivationBlock {
     __m256i codes;
-    __m256i correction;  // Q5_0: 16 * the lane sums of y, subtracted per row
+    __m256i correction;  // Q4_0, Q5_0: 8 or 16 * the lane sums of y, subtracted per row
 };
 
 // Q4_1 x Q8_1. The gathered heads (d | m << 16) convert to (d_w, m_w) pairs,
@@ -93,7 +95,7 @@ struct ScaleOnlyRows {
     }
 };
 
-// Q8_0 x Q8_0: x's sign moves onto y, as vec_dot_q8_0_q8_0 does.
+// Q8_0 x Q8_0: x's sign moves onto y, as the Q8_0 block kernel does.
 struct Q8_0Rows : ScaleOnlyRows {
     using Block = BlockQ8_0;
 
@@ -107,15 +109,36 @@ struct Q8_0Rows : ScaleOnlyRows {
     }
 };
 
-// Q5_0 x Q8_0: sums of (q - 16) * y as sums of q * y less 16 * sums of y, the
-// second shared by the group's rows.
-struct Q5_0Rows : ScaleOnlyRows {
-    using Block = BlockQ5_0;
+// Q5_1 x Q8_1, as Q4_1 with the fifth bit: the block starts with (d, m) too.
+struct Q5_1Rows : Q4_1Rows {
+    using Block = BlockQ5_1;
 
+    LADDER_AVX2 static __m256i lane_sums(const Block& b, const ActivationBlock& act) {
+        const __m256i q = _mm256_or_si256(unpack_nibbles_16(b.qs), expand_high_bits(b.qh));
+        return dot_u8_s8(q, act.codes);
+    }
+};
+
+// Q4_0 and Q5_0 x Q8_0: sums of (q - kOffset) * y as sums of q * y less
+// kOffset * sums of y, the second shared by the group's rows.
+template <int kOffset>
+struct CenteredRows : ScaleOnlyRows {
     LADDER_AVX2 static ActivationBlock activation(const Activation& a) {
         const __m256i y = load_32(a.qs);
-        return {y, dot_u8_s8(_mm256_set1_epi8(16), y)};
+        return {y, dot_u8_s8(_mm256_set1_epi8(kOffset), y)};
     }
+};
+
+struct Q4_0Rows : CenteredRows<8> {
+    using Block = BlockQ4_0;
+
+    LADDER_AVX2 static __m256i lane_sums(const Block& b, const ActivationBlock& act) {
+        return _mm256_sub_epi32(dot_u8_s8(unpack_nibbles_16(b.qs), act.codes), act.correction);
+    }
+};
+
+struct Q5_0Rows : CenteredRows<16> {
+    using Block = BlockQ5_0;
 
     LADDER_AVX2 static __m256i lane_sums(const Block& b, const ActivationBlock& act) {
         const __m256i q = _mm256_or_si256(unpack_nibbles_16(b.qs), expand_high_bits(b.qh));
@@ -191,6 +214,18 @@ void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n
 void gemv_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
     for_each_row_group<Q8_0Rows::Activation, group_dots<Q8_0Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void gemv_q4_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out) {
+    for_each_row_group<Q4_0Rows::Activation, group_dots<Q4_0Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void gemv_q5_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                         const void* activation, int64_t n, float* out) {
+    for_each_row_group<Q5_1Rows::Activation, group_dots<Q5_1Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 

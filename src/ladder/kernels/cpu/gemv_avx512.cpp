@@ -1,5 +1,5 @@
-// AVX-512 VNNI kernels for one activation row (decode): Q4_1, Q8_0 and Q5_0
-// weights. Decode streams every weight once, so these only have to keep up
+// AVX-512 VNNI kernels for one activation row (decode): Q4_0, Q4_1, Q5_0,
+// Q5_1 and Q8_0 weights. Decode streams every weight once, so these only have to keep up
 // with memory: the row-tile kernels spent ~8 cycles a block converting halves
 // one by one and reached half the machine's read bandwidth. Here eight weight
 // rows go together: one gather fetches their eight block heads and one
@@ -29,8 +29,10 @@ namespace ladder::kernels::cpu::detail {
 
 namespace {
 
+using tensor::BlockQ4_0;
 using tensor::BlockQ4_1;
 using tensor::BlockQ5_0;
+using tensor::BlockQ5_1;
 using tensor::BlockQ8_0;
 using tensor::BlockQ8_1;
 using tensor::kQK;
@@ -77,7 +79,7 @@ LADDER_AVX512 inline __m512 low_halves(__m256i gathered) {
     return _mm512_castps256_ps512(_mm256_cvtph_ps(_mm256_cvtepi32_epi16(gathered)));
 }
 
-// Q4_1 x Q8_1, as vec_dot_q4_1_q8_1. The gathered heads (d | m << 16) convert
+// Q4_1 x Q8_1, as the Q4_1 block kernel. The gathered heads (d | m << 16) convert
 // to row r's d_w in lane 2r and m_w in lane 2r + 1 and the activation's (d_a,
 // s_a) repeat over the vector, so one multiply makes the scales (even lanes)
 // and one fma runs the offsets (odd lanes).
@@ -122,7 +124,7 @@ struct ScaleOnlyRows {
     }
 };
 
-// Q8_0 x Q8_0, as vec_dot_q8_0_q8_0. vpdpbusd wants one unsigned side: the
+// Q8_0 x Q8_0, as the Q8_0 block kernel. vpdpbusd wants one unsigned side: the
 // weights go in as x + 128 and the sums start from -128 * sum(y), the same
 // integers as sum(x * y), with the start shared by every row.
 struct Q8_0Rows : ScaleOnlyRows {
@@ -140,27 +142,53 @@ struct Q8_0Rows : ScaleOnlyRows {
     }
 };
 
-// Q5_0 x Q8_0, as the AVX2 vec_dot_q5_0_q8_0, which sums (q - 16) * y: here
-// q (0..31, unsigned) * y from a start of -16 * sum(y), the same integers,
-// with the start shared by every row.
-struct Q5_0Rows : ScaleOnlyRows {
-    using Block = BlockQ5_0;
+// Two rows' five-bit codes (Q5_0, Q5_1) as vpdpbusd's unsigned operand:
+// element e's fifth bit is bit e of qh, so the pair's 64 codes take the first
+// row's 32 bits, then the second's.
+template <typename Block>
+LADDER_AVX512 inline __m512i pair_five_bit_codes(const Block& first, const Block& second) {
+    uint32_t qh_first = 0;
+    uint32_t qh_second = 0;
+    std::memcpy(&qh_first, first.qh, sizeof qh_first);
+    std::memcpy(&qh_second, second.qh, sizeof qh_second);
+    const __mmask64 high = _cvtu64_mask64(qh_first | (uint64_t{qh_second} << 32));
+    const __m512i nibbles = pair_nibbles(first.qs, second.qs);
+    return _mm512_mask_add_epi8(nibbles, high, nibbles, _mm512_set1_epi8(16));
+}
 
-    LADDER_AVX512 static ActivationCodes activation_codes(const Activation& a) {
-        const __m512i y = twice(a.qs);
-        return {y, negated_sums(_mm512_set1_epi8(16), y)};
-    }
+// Q5_1 x Q8_1, as Q4_1 with the fifth bit: the block starts with (d, m) too.
+struct Q5_1Rows : Q4_1Rows {
+    using Block = BlockQ5_1;
 
     LADDER_AVX512 static __m512i pair_codes(const Block& first, const Block& second) {
-        // Element e's fifth bit is bit e of qh: the pair's 64 codes take the
-        // first row's 32 bits, then the second's.
-        uint32_t qh_first = 0;
-        uint32_t qh_second = 0;
-        std::memcpy(&qh_first, first.qh, sizeof qh_first);
-        std::memcpy(&qh_second, second.qh, sizeof qh_second);
-        const __mmask64 high = _cvtu64_mask64(qh_first | (uint64_t{qh_second} << 32));
-        const __m512i nibbles = pair_nibbles(first.qs, second.qs);
-        return _mm512_mask_add_epi8(nibbles, high, nibbles, _mm512_set1_epi8(16));
+        return pair_five_bit_codes(first, second);
+    }
+};
+
+// Q4_0 and Q5_0 x Q8_0, as their block kernels, which sum (q - kOffset) * y:
+// here q (unsigned) * y from a start of -kOffset * sum(y), the same integers,
+// with the start shared by every row.
+template <int kOffset>
+struct CenteredRows : ScaleOnlyRows {
+    LADDER_AVX512 static ActivationCodes activation_codes(const Activation& a) {
+        const __m512i y = twice(a.qs);
+        return {y, negated_sums(_mm512_set1_epi8(kOffset), y)};
+    }
+};
+
+struct Q4_0Rows : CenteredRows<8> {
+    using Block = BlockQ4_0;
+
+    LADDER_AVX512 static __m512i pair_codes(const Block& first, const Block& second) {
+        return pair_nibbles(first.qs, second.qs);
+    }
+};
+
+struct Q5_0Rows : CenteredRows<16> {
+    using Block = BlockQ5_0;
+
+    LADDER_AVX512 static __m512i pair_codes(const Block& first, const Block& second) {
+        return pair_five_bit_codes(first, second);
     }
 };
 
@@ -325,6 +353,32 @@ void gemv_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weig
                     const void* activation, int64_t n, float* out) {
     for_each_row_group<Q5_0Rows::Activation, group_dots_one<Q5_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void gemv_q4_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out) {
+    for_each_row_group<Q4_0Rows::Activation, group_dots_one<Q4_0Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void gemv_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                    const void* activation, int64_t n, float* out) {
+    for_each_row_group<Q5_1Rows::Activation, group_dots_one<Q5_1Rows>>(
+        weights, weight_row_bytes, n_weight_rows, activation, n, out);
+}
+
+void few_rows_q4_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    few_rows<Q4_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+                       n_activation_rows, n, out, out_stride);
+}
+
+void few_rows_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    few_rows<Q5_1Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+                       n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,

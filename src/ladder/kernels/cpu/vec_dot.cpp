@@ -33,6 +33,7 @@ KernelTables build_tables() {
     if (isa_supported(Isa::Avx2, features)) {
         detail::install_avx2_kernels(t.avx2);
         detail::install_avx2_gemm(t.avx2);
+        detail::install_avx2_block_kernels(t.avx2);
         t.avx2.isa = Isa::Avx2;
         t.avx512 = t.avx2;
     }

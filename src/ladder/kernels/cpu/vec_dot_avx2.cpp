@@ -1,5 +1,6 @@
 // AVX2 + FMA + F16C dot products (integer maddubs/madd per block, as ggml's x86
-// path does). Every function carries its target attribute so the rest of the
+// path does) of Q4_K, Q6_K, F16 and F32; the other types' come from their
+// block kernels (block_kernels_x86.h, block_dots_avx2.cpp). Every function carries its target attribute so the rest of the
 // binary stays baseline x86-64; nothing here runs unless CPUID said AVX2.
 #include <immintrin.h>
 
@@ -15,73 +16,11 @@ namespace ladder::kernels::cpu {
 
 namespace {
 
-using tensor::BlockQ4_1;
 using tensor::BlockQ4_K;
-using tensor::BlockQ5_0;
 using tensor::BlockQ6_K;
-using tensor::BlockQ8_0;
-using tensor::BlockQ8_1;
 using tensor::BlockQ8_K;
-using tensor::kQK;
 using tensor::kQKK;
 
-
-
-
-
-LADDER_AVX2 float vec_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
-    const auto* w = static_cast<const BlockQ4_1*>(weights);
-    const auto* a = static_cast<const BlockQ8_1*>(activations);
-    const int64_t n_blocks = n / kQK;
-    __m256 acc = _mm256_setzero_ps();
-    float offsets = 0.0f;  // sum of m_w * s_a: the weights' offsets times the activation sums
-    for (int64_t i = 0; i < n_blocks; ++i) {
-        const __m256i q = unpack_nibbles_16(w[i].qs);
-        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
-        const float scale = half_to_float(w[i].d) * half_to_float(a[i].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(dot_u8_s8(q, y)), acc);
-        offsets += half_to_float(w[i].m) * half_to_float(a[i].s);
-    }
-    return hsum(acc) + offsets;
-}
-
-// Q8_0 x Q8_0: maddubs needs one unsigned operand, so move x's sign onto y.
-LADDER_AVX2 inline __m256i dot_s8_s8(__m256i x, __m256i y) {
-    return dot_u8_s8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-}
-
-LADDER_AVX2 float vec_dot_q8_0_q8_0(const void* weights, const void* activations, int64_t n) {
-    const auto* w = static_cast<const BlockQ8_0*>(weights);
-    const auto* a = static_cast<const BlockQ8_0*>(activations);
-    const int64_t n_blocks = n / kQK;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n_blocks; ++i) {
-        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qs));
-        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
-        const float scale = half_to_float(w[i].d) * half_to_float(a[i].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(dot_s8_s8(x, y)), acc);
-    }
-    return hsum(acc);
-}
-
-// Q5_0 x Q8_0: sum((q - 16) * y) = sum(q * y) - 16 * sum(y), both exact in int16 pairs.
-LADDER_AVX2 float vec_dot_q5_0_q8_0(const void* weights, const void* activations, int64_t n) {
-    const auto* w = static_cast<const BlockQ5_0*>(weights);
-    const auto* a = static_cast<const BlockQ8_0*>(activations);
-    const int64_t n_blocks = n / kQK;
-    const __m256i sixteen = _mm256_set1_epi8(16);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n_blocks; ++i) {
-        const __m256i q = _mm256_or_si256(unpack_nibbles_16(w[i].qs), expand_high_bits(w[i].qh));
-        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].qs));
-        const __m256i pairs =
-            _mm256_sub_epi16(_mm256_maddubs_epi16(q, y), _mm256_maddubs_epi16(sixteen, y));
-        const __m256i sums = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-        const float scale = half_to_float(w[i].d) * half_to_float(a[i].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(sums), acc);
-    }
-    return hsum(acc);
-}
 
 // Q4_K x Q8_K per super-block: d_a * d_w * sum_j scale_j * sum(q * y) over the
 // 8 sub-blocks, minus d_a * dmin_w * sum_j min_j * (sum of y in sub-block j),
@@ -227,9 +166,6 @@ void install_avx2_kernels(CpuKernels& k) {
     const auto set = [&k](DType weight_type, VecDotFn fn) {
         k.vec_dot_by_weight[static_cast<int>(weight_type)] = fn;
     };
-    set(DType::Q4_1, vec_dot_q4_1_q8_1);
-    set(DType::Q8_0, vec_dot_q8_0_q8_0);
-    set(DType::Q5_0, vec_dot_q5_0_q8_0);
     set(DType::Q4_K, vec_dot_q4_k_q8_k);
     set(DType::Q6_K, vec_dot_q6_k_q8_k);
     set(DType::F16, vec_dot_f16_f16);

@@ -1,7 +1,7 @@
 // The scalar path: adapters from the kernel table's type-erased signatures to
 // tensor's reference code, which is also what every SIMD path is tested
-// against, and for the types the SIMD paths speed up (Q4_1, Q8_0, Q5_0, Q4_K,
-// Q6_K, F16, F32) the x86 lane order (below).
+// against, and for the types the SIMD paths speed up (every weight type) the
+// x86 lane order (below).
 // One instantiation per dtype keeps the dtype switch out of the per-row call.
 #include <algorithm>
 #include <cmath>
@@ -107,6 +107,15 @@ void unpack_nibbles(const uint8_t qs[16], BlockCodes q) {
     }
 }
 
+// A 32-element block of the types with groups of 16 (Q2_K, Q3_K, Q6_K): its
+// lanes times the first group's scale in lanes 0..3, the second's in 4..7.
+void add_grouped_block_lanes(const BlockCodes q, const int8_t y[32], int first_scale,
+                             int second_scale, LaneSums sums) {
+    LaneSums halves = {};
+    add_block_lanes(q, y, 1, halves);
+    for (int k = 0; k < 8; ++k) sums[k] += (k < 4 ? first_scale : second_scale) * halves[k];
+}
+
 float x86_order_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ4_1*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_1*>(activations);
@@ -154,15 +163,55 @@ float x86_order_dot_q5_0_q8_0(const void* weights, const void* activations, int6
     return lane_tree(acc);
 }
 
+// Q4_0: the nibbles less 8, in [-8, 7]; otherwise as Q8_0.
+float x86_order_dot_q4_0_q8_0(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ4_0*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_0*>(activations);
+    float acc[8] = {};
+    for (int64_t i = 0; i < n / tensor::kQK; ++i) {
+        BlockCodes q;
+        unpack_nibbles(w[i].qs, q);
+        for (int8_t& code : q) code = static_cast<int8_t>(code - 8);
+        LaneSums sums = {};
+        add_block_lanes(q, a[i].qs, 1, sums);
+        accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * tensor::fp16_to_fp32(a[i].d), acc);
+    }
+    return lane_tree(acc);
+}
+
+// Q5_1: the codes in [0, 31] as Q5_0's before the - 16; the offsets m_w * s_a
+// by one fma per block, added after the lane tree, as Q4_1.
+float x86_order_dot_q5_1_q8_1(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ5_1*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_1*>(activations);
+    float acc[8] = {};
+    float offsets = 0.0f;
+    for (int64_t i = 0; i < n / tensor::kQK; ++i) {
+        uint32_t qh = 0;
+        std::memcpy(&qh, w[i].qh, sizeof qh);
+        BlockCodes q;
+        unpack_nibbles(w[i].qs, q);
+        for (int j = 0; j < 32; ++j)
+            q[j] = static_cast<int8_t>(q[j] | static_cast<int>(((qh >> j) & 1u) << 4));
+        LaneSums sums = {};
+        add_block_lanes(q, a[i].qs, 1, sums);
+        accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * tensor::fp16_to_fp32(a[i].d), acc);
+        offsets = std::fma(tensor::fp16_to_fp32(w[i].m), tensor::fp16_to_fp32(a[i].s), offsets);
+    }
+    return lane_tree(acc) + offsets;
+}
+
 // K-quants: element e of a super-block goes to lane (e % 32) / 4, as in the
 // legacy types, times its sub-block's scale (exact in int32); per super-block
 // acc[k] += (d_a * d_w) * lane k by one fma.
 //
-// Q4_K's mins take four float lanes of their own, lane k sub-blocks 2k and
-// 2k + 1 through the activations' bsums, one fma with -(d_a * dmin_w) per
-// super-block, summed as (0 + 2) + (1 + 3) and added after the lane tree.
-float x86_order_dot_q4_k_q8_k(const void* weights, const void* activations, int64_t n) {
-    const auto* w = static_cast<const tensor::BlockQ4_K*>(weights);
+// Q4_K's and Q5_K's mins take four float lanes of their own, lane k
+// sub-blocks 2k and 2k + 1 through the activations' bsums, one fma with -(d_a *
+// dmin_w) per super-block, summed as (0 + 2) + (1 + 3) and added after the
+// lane tree. The two types differ only in their codes (Q5_K's carry a fifth bit).
+template <typename Block, void (*kBlockCodes)(const Block&, int, int8_t*)>
+float x86_order_dot_k_with_mins(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const Block*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
     float acc[8] = {};
     float acc_mins[4] = {};
@@ -172,7 +221,7 @@ float x86_order_dot_q4_k_q8_k(const void* weights, const void* activations, int6
         for (int sub = 0; sub < 8; ++sub) {
             const tensor::ScaleMin sm = tensor::k4_scale_min(w[i].scales, sub);
             BlockCodes q;
-            tensor::q4_k_block_codes(w[i].qs, sub, q);
+            kBlockCodes(w[i], sub, q);
             add_block_lanes(q, a[i].qs + 32 * sub, sm.scale, sums);
             min_lanes[sub / 2] += sm.min * (a[i].bsums[2 * sub] + a[i].bsums[2 * sub + 1]);
         }
@@ -183,6 +232,60 @@ float x86_order_dot_q4_k_q8_k(const void* weights, const void* activations, int6
             acc_mins[k] = std::fma(neg_dmin, static_cast<float>(min_lanes[k]), acc_mins[k]);
     }
     return lane_tree(acc) + ((acc_mins[0] + acc_mins[2]) + (acc_mins[1] + acc_mins[3]));
+}
+
+void q4_k_codes(const tensor::BlockQ4_K& b, int block, int8_t* out) {
+    tensor::q4_k_block_codes(b.qs, block, out);
+}
+
+void q5_k_codes(const tensor::BlockQ5_K& b, int block, int8_t* out) {
+    tensor::q5_k_block_codes(b, block, out);
+}
+
+// Q3_K and Q2_K: sixteen groups of 16, so each 32-element block takes two
+// scales (lanes 0..3 the first), as Q6_K. Q3_K's codes are signed, in [-4, 3].
+float x86_order_dot_q3_k_q8_k(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ3_K*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
+    float acc[8] = {};
+    for (int64_t i = 0; i < n / tensor::kQKK; ++i) {
+        LaneSums sums = {};
+        for (int block = 0; block < 8; ++block) {
+            BlockCodes q;
+            tensor::q3_k_block_codes(w[i], block, q);
+            add_grouped_block_lanes(q, a[i].qs + 32 * block, tensor::q3_k_scale(w[i], 2 * block),
+                                    tensor::q3_k_scale(w[i], 2 * block + 1), sums);
+        }
+        accumulate_block(sums, a[i].d * tensor::fp16_to_fp32(w[i].d), acc);
+    }
+    return lane_tree(acc);
+}
+
+// Q2_K: per super-block first the mins, lane k holding groups 2k and 2k + 1
+// (min * bsum), by one fma with -(d_a * dmin_w); then the codes' lanes by one
+// fma with d_a * d_w, into the same accumulators.
+float x86_order_dot_q2_k_q8_k(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const tensor::BlockQ2_K*>(weights);
+    const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
+    float acc[8] = {};
+    for (int64_t i = 0; i < n / tensor::kQKK; ++i) {
+        const uint8_t* scales = w[i].scales;
+        LaneSums sums = {};
+        for (int block = 0; block < 8; ++block) {
+            BlockCodes q;
+            tensor::two_bit_block_codes(w[i].qs, block, q);
+            add_grouped_block_lanes(q, a[i].qs + 32 * block, scales[2 * block] & 0x0f,
+                                    scales[2 * block + 1] & 0x0f, sums);
+        }
+        LaneSums min_lanes = {};
+        for (int k = 0; k < 8; ++k) {
+            min_lanes[k] = (scales[2 * k] >> 4) * a[i].bsums[2 * k] +
+                           (scales[2 * k + 1] >> 4) * a[i].bsums[2 * k + 1];
+        }
+        accumulate_block(min_lanes, -(a[i].d * tensor::fp16_to_fp32(w[i].dmin)), acc);
+        accumulate_block(sums, a[i].d * tensor::fp16_to_fp32(w[i].d), acc);
+    }
+    return lane_tree(acc);
 }
 
 // Q6_K: the stored codes (value + 32, in [0, 63]) go into the lanes, each
@@ -200,9 +303,8 @@ float x86_order_dot_q6_k_q8_k(const void* weights, const void* activations, int6
         for (int block = 0; block < 8; ++block) {
             BlockCodes q;
             tensor::q6_k_block_codes(w[i], block, q);
-            LaneSums halves = {};
-            add_block_lanes(q, a[i].qs + 32 * block, 1, halves);
-            for (int k = 0; k < 8; ++k) sums[k] += scales[2 * block + k / 4] * halves[k];
+            add_grouped_block_lanes(q, a[i].qs + 32 * block, scales[2 * block],
+                                    scales[2 * block + 1], sums);
         }
         for (int k = 0; k < 8; ++k) {
             sums[k] -= 32 * (scales[2 * k] * a[i].bsums[2 * k] +
@@ -244,10 +346,22 @@ void install_one(CpuKernels& k) {
     if constexpr (kType == DType::Q4_1) k.vec_dot_by_weight[slot] = x86_order_dot_q4_1_q8_1;
     if constexpr (kType == DType::Q8_0) k.vec_dot_by_weight[slot] = x86_order_dot_q8_0_q8_0;
     if constexpr (kType == DType::Q5_0) k.vec_dot_by_weight[slot] = x86_order_dot_q5_0_q8_0;
-    if constexpr (kType == DType::Q4_K) k.vec_dot_by_weight[slot] = x86_order_dot_q4_k_q8_k;
+    if constexpr (kType == DType::Q4_0) k.vec_dot_by_weight[slot] = x86_order_dot_q4_0_q8_0;
+    if constexpr (kType == DType::Q5_1) k.vec_dot_by_weight[slot] = x86_order_dot_q5_1_q8_1;
+    if constexpr (kType == DType::Q2_K) k.vec_dot_by_weight[slot] = x86_order_dot_q2_k_q8_k;
+    if constexpr (kType == DType::Q3_K) k.vec_dot_by_weight[slot] = x86_order_dot_q3_k_q8_k;
+    if constexpr (kType == DType::Q4_K) {
+        k.vec_dot_by_weight[slot] = x86_order_dot_k_with_mins<tensor::BlockQ4_K, q4_k_codes>;
+    }
+    if constexpr (kType == DType::Q5_K) {
+        k.vec_dot_by_weight[slot] = x86_order_dot_k_with_mins<tensor::BlockQ5_K, q5_k_codes>;
+    }
     if constexpr (kType == DType::Q6_K) k.vec_dot_by_weight[slot] = x86_order_dot_q6_k_q8_k;
     if constexpr (kType == DType::F16) {
         k.vec_dot_by_weight[slot] = x86_order_dot_floats<uint16_t, tensor::fp16_to_fp32>;
+    }
+    if constexpr (kType == DType::BF16) {
+        k.vec_dot_by_weight[slot] = x86_order_dot_floats<uint16_t, tensor::bf16_to_fp32>;
     }
     if constexpr (kType == DType::F32)
         k.vec_dot_by_weight[slot] = x86_order_dot_floats<float, as_float>;

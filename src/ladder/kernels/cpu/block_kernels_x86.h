@@ -1,0 +1,480 @@
+// Internal to kernels/cpu: the x86 single-row dot products (VecDotFn) and
+// multi-row kernels (GemmFn) of the weight types, both built from one
+// per-block step, so that a new type is a block step and a row in the table,
+// not a copied tile loop. Included by block_dots_avx2.cpp and
+// block_dots_avx512.cpp, each under its own `#pragma GCC target` and after
+// every other header, so that each compiles these templates for its own
+// instruction set; everything here has internal linkage, so the two copies
+// never merge.
+//
+// A block kernel K says, for one weight block and one activation block:
+//   using Weight, Activation;             the block types
+//   static constexpr int kBlockElements;  elements per block
+//   struct Acc;                           one output's running state, zero
+//                                         when value-initialized
+//   using Unpacked;                       a weight block's codes, formed once
+//   static Unpacked unpack(const Weight&);
+//   static void step(const Unpacked&, const Weight&, const Activation&, Acc&);
+//   static float finish(const Acc&);
+// block_vec_dot runs step over the blocks of one row pair in order; a tile
+// unpacks each weight block once and runs the same step for each of its
+// activation rows, one Acc per output. Each output therefore sees exactly the
+// operations of block_vec_dot in the same order, and the two agree bit for bit
+// (gemm_tiles.h) whatever the tiling, T or thread count.
+//
+// Every step forms exact int32 lane sums (lane k of a 32-element block sums
+// elements 4k .. 4k + 3) and scales them by one fused multiply-add, in the
+// order of the scalar path's x86_order_dot_* (vec_dot_scalar.cpp), which the
+// kernel tests hold every path to bit for bit. The legacy types take their
+// u8 x s8 lane sums from a Lanes policy (maddubs + madd on AVX2, vpdpbusd
+// with VNNI); the sums are exact either way, so the policy changes speed only.
+//
+// An Acc is never returned by value from a function that may stay out of
+// line: with GCC 12, a row loop that returned its Acc (one __m256) from an
+// out-of-line call gave Q2_K and Q3_K wrong sums, which the kernel tests
+// caught; kept in the caller's frame it is right.
+#pragma once
+
+// (Included anywhere else, the intrinsics below fail to inline: a loud error.)
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "ladder/kernels/cpu/gemm_tiles.h"
+#include "ladder/kernels/cpu/simd_x86.h"
+#include "ladder/kernels/cpu/vec_dot.h"
+#include "ladder/tensor/half.h"
+#include "ladder/tensor/quant_blocks.h"
+#include "ladder/tensor/quant_k_codes.h"
+
+namespace ladder::kernels::cpu {
+namespace {  // NOLINT: one copy per instruction set, by design (above)
+
+// ---- the drivers -------------------------------------------------------------
+
+template <typename K>
+float block_vec_dot(const void* weights, const void* activations, int64_t n) {
+    const auto* w = static_cast<const typename K::Weight*>(weights);
+    const auto* a = static_cast<const typename K::Activation*>(activations);
+    typename K::Acc acc{};
+    for (int64_t i = 0; i < n / K::kBlockElements; ++i) K::step(K::unpack(w[i]), w[i], a[i], acc);
+    return K::finish(acc);
+}
+
+template <typename K, int kT>
+struct BlockTiles {
+    template <int kRowsW, int kRows>
+    struct Tile {
+        static void run(const typename K::Weight* const* w, const typename K::Activation* const* a,
+                        int64_t n_blocks, float (*res)[kT]) {
+            typename K::Acc acc[kRowsW][kRows] = {};
+            for (int64_t i = 0; i < n_blocks; ++i) {
+#pragma GCC unroll 8
+                for (int j = 0; j < kRowsW; ++j) {
+                    const auto codes = K::unpack(w[j][i]);
+#pragma GCC unroll 8
+                    for (int t = 0; t < kRows; ++t) K::step(codes, w[j][i], a[t][i], acc[j][t]);
+                }
+            }
+#pragma GCC unroll 8
+            for (int j = 0; j < kRowsW; ++j) {
+#pragma GCC unroll 8
+                for (int t = 0; t < kRows; ++t) res[j][t] = K::finish(acc[j][t]);
+            }
+        }
+    };
+};
+
+// The GemmFn of K: tiles of kW weight rows x up to kT activation rows. With
+// one activation row (decode) the kW rows are kW independent chains of
+// fused multiply-adds, where one vec_dot per row would wait on one.
+template <typename K, int kW, int kT>
+void block_gemm(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+                int64_t n, float* out, int64_t out_stride) {
+    using W = typename K::Weight;
+    using A = typename K::Activation;
+    static constexpr auto kTiles =
+        detail::make_tile_table<W, A, kW, kT, BlockTiles<K, kT>::template Tile>(
+            std::make_index_sequence<kT>{});
+    detail::run_tiles<W, A, kW, kT>(kTiles, K::kBlockElements, weights, weight_row_bytes,
+                                    n_weight_rows, activations, activation_row_bytes,
+                                    n_activation_rows, n, out, out_stride);
+}
+
+// Tile shapes: legacy blocks are small, so 2 weight rows x 4 activation rows
+// of accumulators; a K-quant block's codes fill 8 to 16 registers, so one
+// weight row at a time.
+constexpr int kLegacyRows = 2;
+constexpr int kKRows = 1;
+constexpr int kActivationRows = 4;
+
+// ---- shared pieces -------------------------------------------------------------
+
+inline __m256i load_32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// (0 + 2) + (1 + 3) of four float lanes: the K-quants' min lanes.
+inline float hsum_4(__m128 v) {
+    const __m128 pairs = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+}
+
+// One float accumulator of 8 lanes: the types without mins or offsets.
+struct LaneAcc {
+    __m256 sum;
+};
+
+// acc += scale * lanes, by one fma.
+inline void add_scaled(LaneAcc& acc, float scale, __m256i lanes) {
+    acc.sum = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), acc.sum);
+}
+
+// ---- legacy blocks of 32 ---------------------------------------------------------
+
+// The codes of a legacy block in [0, 15] or [0, 31], element order.
+inline __m256i q4_codes(const uint8_t* qs) { return unpack_nibbles_16(qs); }
+
+inline __m256i q5_codes(const uint8_t* qs, const uint8_t* qh) {
+    return _mm256_or_si256(unpack_nibbles_16(qs), expand_high_bits(qh));
+}
+
+// Q4_0 and Q5_0 x Q8_0: x = d * (q - kOffset); lanes sum((q - kOffset) * y)
+// with q unsigned, acc += (d_w * d_a) * lanes; hsum(acc).
+template <typename Lanes, typename Block, int kOffset>
+struct CenteredKernel {
+    using Weight = Block;
+    using Activation = tensor::BlockQ8_0;
+    using Acc = LaneAcc;
+    using Unpacked = __m256i;
+    static constexpr int kBlockElements = tensor::kQK;
+
+    static Unpacked unpack(const Weight& b) {
+        if constexpr (kOffset == 8)
+            return q4_codes(b.qs);
+        else
+            return q5_codes(b.qs, b.qh);
+    }
+    static void step(const Unpacked& q, const Weight& b, const Activation& a, Acc& acc) {
+        const __m256i lanes = Lanes::dot_centered(q, _mm256_set1_epi8(kOffset), load_32(a.qs));
+        add_scaled(acc, half_to_float(b.d) * half_to_float(a.d), lanes);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.sum); }
+};
+
+// Q4_1 and Q5_1 x Q8_1: x = d * q + m; acc += (d_w * d_a) * lanes(q * y);
+// offsets += m_w * s_a by one scalar fma; hsum(acc) + offsets.
+template <typename Lanes, typename Block, bool kFiveBit>
+struct OffsetKernel {
+    using Weight = Block;
+    using Activation = tensor::BlockQ8_1;
+    struct Acc {
+        __m256 sum;
+        float offsets;
+    };
+    using Unpacked = __m256i;
+    static constexpr int kBlockElements = tensor::kQK;
+
+    static Unpacked unpack(const Weight& b) {
+        if constexpr (kFiveBit)
+            return q5_codes(b.qs, b.qh);
+        else
+            return q4_codes(b.qs);
+    }
+    static void step(const Unpacked& q, const Weight& b, const Activation& a, Acc& acc) {
+        const __m256i lanes = Lanes::dot(q, load_32(a.qs));
+        const float scale = half_to_float(b.d) * half_to_float(a.d);
+        acc.sum = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), acc.sum);
+        acc.offsets = std::fma(half_to_float(b.m), half_to_float(a.s), acc.offsets);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.sum) + acc.offsets; }
+};
+
+// Q8_0 x Q8_0: the u8 x s8 sums from |x| and y carrying x's sign (|x| <= 128,
+// so the pairs stay in int16); acc += (d_w * d_a) * lanes; hsum(acc).
+template <typename Lanes>
+struct Q8_0Kernel {
+    using Weight = tensor::BlockQ8_0;
+    using Activation = tensor::BlockQ8_0;
+    using Acc = LaneAcc;
+    using Unpacked = __m256i;
+    static constexpr int kBlockElements = tensor::kQK;
+
+    static Unpacked unpack(const Weight& b) { return load_32(b.qs); }
+    static void step(const Unpacked& x, const Weight& b, const Activation& a, Acc& acc) {
+        const __m256i lanes =
+            Lanes::dot(_mm256_sign_epi8(x, x), _mm256_sign_epi8(load_32(a.qs), x));
+        add_scaled(acc, half_to_float(b.d) * half_to_float(a.d), lanes);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.sum); }
+};
+
+template <typename Lanes>
+using Q4_0Kernel = CenteredKernel<Lanes, tensor::BlockQ4_0, 8>;
+template <typename Lanes>
+using Q5_0Kernel = CenteredKernel<Lanes, tensor::BlockQ5_0, 16>;
+template <typename Lanes>
+using Q4_1Kernel = OffsetKernel<Lanes, tensor::BlockQ4_1, false>;
+template <typename Lanes>
+using Q5_1Kernel = OffsetKernel<Lanes, tensor::BlockQ5_1, true>;
+
+// ---- K-quants: super-blocks of 256 ------------------------------------------------
+// Their sub-block scales multiply int16 pair sums (maddubs, then madd by the
+// scales), which vpdpbusd has no form for, so they take no Lanes policy.
+
+// Q5_K x Q8_K: as Q4_K (vec_dot_avx2.cpp) with codes in [0, 31]. Per
+// super-block: lanes of scale_s * maddubs(q, y) over the 8 sub-blocks, acc +=
+// (d_a * d_w) * lanes; min lane k = min_2k * (bsum pair 2k) + min_2k+1 * (bsum
+// pair 2k + 1), mins += -(d_a * dmin_w) * min lanes; hsum(acc) + hsum_4(mins).
+struct Q5_KKernel {
+    using Weight = tensor::BlockQ5_K;
+    using Activation = tensor::BlockQ8_K;
+    struct Acc {
+        __m256 sum;
+        __m128 mins;
+    };
+    struct Unpacked {
+        __m256i q[8];  // sub-block s: elements 32s .. 32s + 31
+        __m128i mins16;
+        uint8_t scales[8];
+    };
+    static constexpr int kBlockElements = tensor::kQKK;
+
+    static Unpacked unpack(const Weight& b) {
+        Unpacked u;
+        uint8_t mins[8];
+        unpack_q4_k_scales(b.scales, u.scales, mins);
+        uint64_t mins_bits = 0;
+        std::memcpy(&mins_bits, mins, sizeof mins_bits);
+        u.mins16 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(mins_bits)));
+        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        const __m256i one = _mm256_set1_epi8(1);
+        const __m256i qh = load_32(b.qh);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles) and 2c + 1
+            const __m256i packed = load_32(b.qs + 32 * c);
+            // Bit s of qh byte l is the fifth bit of element 32s + l; moved to 0x10.
+            const __m256i high_lo =
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4);
+            const __m256i high_hi =
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4);
+            u.q[2 * c] = _mm256_or_si256(_mm256_and_si256(packed, low4), high_lo);
+            u.q[2 * c + 1] =
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 4), low4), high_hi);
+        }
+        return u;
+    }
+    static void step(const Unpacked& u, const Weight& b, const Activation& a, Acc& acc) {
+        const __m256i bsums = load_32(a.bsums);
+        const __m128i pair_sums =
+            _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+        const __m128i min_lanes = _mm_madd_epi16(u.mins16, pair_sums);
+        __m256i sums = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {
+            const __m256i pairs = _mm256_maddubs_epi16(u.q[s], load_32(a.qs + 32 * s));
+            sums = _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, _mm256_set1_epi16(u.scales[s])));
+        }
+        const float d = a.d * half_to_float(b.d);
+        const float neg_dmin = -(a.d * half_to_float(b.dmin));
+        acc.sum = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sums), acc.sum);
+        acc.mins = _mm_fmadd_ps(_mm_set1_ps(neg_dmin), _mm_cvtepi32_ps(min_lanes), acc.mins);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.sum) + hsum_4(acc.mins); }
+};
+
+// Lane sums of a super-block in groups of 16 with one int16 scale each: block
+// s (32 elements) takes scales[2s] in lanes 0..3 and scales[2s + 1] in 4..7.
+inline __m256i add_group_scaled(__m256i sums, __m256i pairs, const int16_t* scales, int s) {
+    const __m256i group_scales =
+        _mm256_set_m128i(_mm_set1_epi16(scales[2 * s + 1]), _mm_set1_epi16(scales[2 * s]));
+    return _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, group_scales));
+}
+
+// The 2-bit codes of the 8 blocks of 32 of a Q2_K / Q3_K super-block: block s
+// is bits 2 (s % 4) of the 32 bytes 32 (s / 4) ..
+inline void unpack_two_bit_codes(const uint8_t* qs, __m256i q[8]) {
+    const __m256i three = _mm256_set1_epi8(3);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        const __m256i bytes = load_32(qs + 32 * h);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+            q[4 * h + k] = _mm256_and_si256(_mm256_srli_epi16(bytes, 2 * k), three);
+        }
+    }
+}
+
+// Q3_K x Q8_K: codes q2 - (high bit clear ? 4 : 0) in [-4, 3], summed as
+// maddubs(q2, y) - maddubs(4 or 0, y), exact in int16; lanes times the signed
+// group scales; acc += (d_a * d_w) * lanes; hsum(acc).
+struct Q3_KKernel {
+    using Weight = tensor::BlockQ3_K;
+    using Activation = tensor::BlockQ8_K;
+    using Acc = LaneAcc;
+    struct Unpacked {
+        __m256i q[8];     // 2-bit codes, [0, 3]
+        __m256i low4[8];  // 4 where the high bit is clear, else 0
+        int16_t scales[16];
+    };
+    static constexpr int kBlockElements = tensor::kQKK;
+
+    static Unpacked unpack(const Weight& b) {
+        Unpacked u;
+        unpack_two_bit_codes(b.qs, u.q);
+        const __m256i hmask = load_32(b.hmask);
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {  // bit s of hmask byte l: element 32s + l
+            const __m256i bit =
+                _mm256_and_si256(hmask, _mm256_set1_epi8(static_cast<char>(1 << s)));
+            u.low4[s] = _mm256_and_si256(_mm256_cmpeq_epi8(bit, _mm256_setzero_si256()),
+                                         _mm256_set1_epi8(4));
+        }
+        for (int g = 0; g < 16; ++g) u.scales[g] = static_cast<int16_t>(tensor::q3_k_scale(b, g));
+        return u;
+    }
+    static void step(const Unpacked& u, const Weight& b, const Activation& a, Acc& acc) {
+        __m256i sums = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {
+            const __m256i y = load_32(a.qs + 32 * s);
+            const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(u.q[s], y),
+                                                   _mm256_maddubs_epi16(u.low4[s], y));
+            sums = add_group_scaled(sums, pairs, u.scales, s);
+        }
+        add_scaled(acc, a.d * half_to_float(b.d), sums);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.sum); }
+};
+
+// Q2_K x Q8_K, as ggml's x86 kernel orders it: per super-block first acc +=
+// -(d_a * dmin_w) * min lanes (lane k: min * bsum of groups 2k and 2k + 1),
+// then acc += (d_a * d_w) * the codes' lanes times the group scales; hsum(acc).
+struct Q2_KKernel {
+    using Weight = tensor::BlockQ2_K;
+    using Activation = tensor::BlockQ8_K;
+    using Acc = LaneAcc;
+    struct Unpacked {
+        __m256i q[8];
+        __m256i mins16;  // the 16 groups' mins as int16
+        int16_t scales[16];
+    };
+    static constexpr int kBlockElements = tensor::kQKK;
+
+    static Unpacked unpack(const Weight& b) {
+        Unpacked u;
+        unpack_two_bit_codes(b.qs, u.q);
+        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+        u.mins16 =
+            _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0f)));
+        for (int g = 0; g < 16; ++g) u.scales[g] = static_cast<int16_t>(b.scales[g] & 0x0f);
+        return u;
+    }
+    static void step(const Unpacked& u, const Weight& b, const Activation& a, Acc& acc) {
+        add_scaled(acc, -(a.d * half_to_float(b.dmin)),
+                   _mm256_madd_epi16(u.mins16, load_32(a.bsums)));
+        __m256i sums = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; ++s) {
+            const __m256i pairs = _mm256_maddubs_epi16(u.q[s], load_32(a.qs + 32 * s));
+            sums = add_group_scaled(sums, pairs, u.scales, s);
+        }
+        add_scaled(acc, a.d * half_to_float(b.d), sums);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.sum); }
+};
+
+// ---- BF16 ----------------------------------------------------------------------------
+// In chunks of 8: widening is a shift, and a product of two bfloat16 values
+// is exact in float, so each fma rounds once, as the scalar path's.
+// (AVX512-BF16's vdpbf16ps sums pairs before rounding and flushes denormals,
+// which no scalar reference reproduces; decode streams the weights either way.)
+struct Bf16Chunk {
+    uint16_t h[8];
+};
+
+inline __m256 widen_bf16(const Bf16Chunk& c) {
+    const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c.h));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(halves), 16));
+}
+
+struct Bf16Kernel {
+    using Weight = Bf16Chunk;
+    using Activation = Bf16Chunk;
+    using Acc = LaneAcc;
+    using Unpacked = __m256;
+    static constexpr int kBlockElements = 8;
+
+    static Unpacked unpack(const Weight& w) { return widen_bf16(w); }
+    static void step(const Unpacked& x, const Weight&, const Activation& a, Acc& acc) {
+        acc.sum = _mm256_fmadd_ps(x, widen_bf16(a), acc.sum);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.sum); }
+};
+
+// Whole chunks through the block kernel, then the tail in order by fma.
+inline float vec_dot_bf16_bf16(const void* weights, const void* activations, int64_t n) {
+    float sum = block_vec_dot<Bf16Kernel>(weights, activations, n);
+    const auto* w = static_cast<const uint16_t*>(weights);
+    const auto* a = static_cast<const uint16_t*>(activations);
+    for (int64_t i = n / 8 * 8; i < n; ++i) {
+        sum = std::fma(tensor::bf16_to_fp32(w[i]), tensor::bf16_to_fp32(a[i]), sum);
+    }
+    return sum;
+}
+
+// As F16's (gemm_avx2.cpp): one vec_dot per output for a single activation
+// row, whose one stream per row is faster there, or rows with a tail; tiles
+// of 4 weight x 2 activation rows otherwise.
+inline void gemm_bf16_bf16(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                           const void* activations, size_t activation_row_bytes,
+                           int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    const auto* w = static_cast<const char*>(weights);
+    const auto* a = static_cast<const char*>(activations);
+    if (n_activation_rows == 1 || n % 8 != 0) {
+        for (int64_t r = 0; r < n_weight_rows; ++r) {
+            for (int64_t t = 0; t < n_activation_rows; ++t) {
+                out[t * out_stride + r] =
+                    vec_dot_bf16_bf16(w + static_cast<size_t>(r) * weight_row_bytes,
+                                      a + static_cast<size_t>(t) * activation_row_bytes, n);
+            }
+        }
+        return;
+    }
+    block_gemm<Bf16Kernel, 4, 2>(weights, weight_row_bytes, n_weight_rows, activations,
+                                 activation_row_bytes, n_activation_rows, n, out, out_stride);
+}
+
+// ---- the table rows ---------------------------------------------------------------------
+
+// The vec_dot and multi-row kernel of every type above, into one table; the
+// caller composes the legacy types' multi-row kernels with its decode kernels.
+template <typename Lanes>
+void install_block_kernels(CpuKernels& k) {
+    using tensor::DType;
+    const auto set = [&k](DType type, VecDotFn dot, GemmFn gemm) {
+        k.vec_dot_by_weight[static_cast<int>(type)] = dot;
+        k.gemm_by_weight[static_cast<int>(type)] = gemm;
+    };
+    set(DType::Q4_0, block_vec_dot<Q4_0Kernel<Lanes>>,
+        block_gemm<Q4_0Kernel<Lanes>, kLegacyRows, kActivationRows>);
+    set(DType::Q4_1, block_vec_dot<Q4_1Kernel<Lanes>>,
+        block_gemm<Q4_1Kernel<Lanes>, kLegacyRows, kActivationRows>);
+    set(DType::Q5_0, block_vec_dot<Q5_0Kernel<Lanes>>,
+        block_gemm<Q5_0Kernel<Lanes>, kLegacyRows, kActivationRows>);
+    set(DType::Q5_1, block_vec_dot<Q5_1Kernel<Lanes>>,
+        block_gemm<Q5_1Kernel<Lanes>, kLegacyRows, kActivationRows>);
+    set(DType::Q8_0, block_vec_dot<Q8_0Kernel<Lanes>>,
+        block_gemm<Q8_0Kernel<Lanes>, kLegacyRows, kActivationRows>);
+    set(DType::Q2_K, block_vec_dot<Q2_KKernel>, block_gemm<Q2_KKernel, kKRows, kActivationRows>);
+    set(DType::Q3_K, block_vec_dot<Q3_KKernel>, block_gemm<Q3_KKernel, kKRows, kActivationRows>);
+    set(DType::Q5_K, block_vec_dot<Q5_KKernel>, block_gemm<Q5_KKernel, kKRows, kActivationRows>);
+    set(DType::BF16, vec_dot_bf16_bf16, gemm_bf16_bf16);
+}
+
+}  // namespace
+}  // namespace ladder::kernels::cpu
