@@ -1,5 +1,7 @@
-// The KV cache in types other than F16 (--kv-cache-dtype): store_kv writes the
-// reference quantizer's bytes at a slot and nothing else; attention over such
+// The KV cache in types other than F16 (--kv-cache-dtype): store_kv writes
+// ggml's bytes for the type (Q8_0: the x86 quantizer llama.cpp stores with,
+// itself tested against ggml in vec_dot_test; the others: tensor's
+// reference) at a slot and nothing else; attention over such
 // a cache, on the exact path (attend_heads_any_type) and the fast path
 // (chunked attention), against attention computed in double on the
 // dequantized rows; and every fast path against the scalar one.
@@ -15,6 +17,7 @@
 
 #include "ladder/kernels/cpu/attention.h"
 #include "ladder/kernels/cpu/chunked_attention.h"
+#include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/tensor/reference_ops.h"
 
 namespace ladder::kernels::cpu {
@@ -152,7 +155,15 @@ const std::vector<std::pair<DType, DType>> kTypePairs = {
     {DType::Q8_0, DType::F16},  {DType::F16, DType::Q4_0},
 };
 
-TEST(QuantizedKv, store_kv_writes_the_reference_quantizers_bytes_at_its_slot_only) {
+void quantize_as_stored(DType type, const float* x, uint8_t* out, int32_t n) {
+    if (type == DType::Q8_0) {
+        cpu_kernels_for(Isa::Scalar).quantize_row(type)(x, out, n);
+    } else {
+        tensor::quantize_row(type, x, out, n);
+    }
+}
+
+TEST(QuantizedKv, store_kv_writes_ggmls_bytes_at_its_slot_only) {
     std::mt19937 rng(31);
     const int32_t n_kv_heads = 3;
     const int32_t head_dim = 64;
@@ -173,8 +184,8 @@ TEST(QuantizedKv, store_kv_writes_the_reference_quantizers_bytes_at_its_slot_onl
         for (int32_t h = 0; h < n_kv_heads; ++h) {
             std::vector<uint8_t> want_key(static_cast<size_t>(key_bytes));
             std::vector<uint8_t> want_value(static_cast<size_t>(value_bytes));
-            tensor::quantize_row(key_type, k.data() + h * head_dim, want_key.data(), head_dim);
-            tensor::quantize_row(value_type, v.data() + h * head_dim, want_value.data(), head_dim);
+            quantize_as_stored(key_type, k.data() + h * head_dim, want_key.data(), head_dim);
+            quantize_as_stored(value_type, v.data() + h * head_dim, want_value.data(), head_dim);
             const uint8_t* key =
                 layout.row(keys.data(), key_bytes, identity.data(), h, static_cast<int32_t>(slot));
             const uint8_t* value = layout.row(values.data(), value_bytes, identity.data(), h,

@@ -22,6 +22,20 @@ int64_t row_offset(const PagedKvLayer& kv, int64_t block, int32_t kv_head, int32
     return ((block * kv.n_kv_heads + kv_head) * kv.block_size + in_block) * row_bytes;
 }
 
+// One row in a cache type. Q8_0 rows are what ggml-cpu's quantize_row_q8_0
+// (the from_float llama.cpp stores its cache with) writes: the x86 Q8_0
+// quantizer of cpu_kernels(), 127 / amax and halves to even, which every path
+// gives in the same bytes. The others by tensor's reference, which is ggml's
+// for them (Q4_0's from_float is quantize_row_q4_0_ref; F16 and BF16 round
+// to nearest even).
+void store_row(tensor::DType type, const float* x, uint8_t* row, int32_t n) {
+    if (type == tensor::DType::Q8_0) {
+        cpu_kernels().quantize_row(type)(x, row, n);
+        return;
+    }
+    tensor::quantize_row(type, x, row, n);
+}
+
 }  // namespace
 
 bool kv_cache_type_supported(tensor::DType type) {
@@ -78,11 +92,10 @@ void store_kv(const float* k, const float* v, int64_t slot, void* keys, void* va
     const int64_t value_bytes = layout.value_row_bytes();
     for (int32_t h = 0; h < layout.n_kv_heads; ++h) {
         const int64_t dim_offset = static_cast<int64_t>(h) * layout.head_dim;
-        tensor::quantize_row(
-            layout.key_type, k + dim_offset,
-            static_cast<uint8_t*>(keys) + row_offset(layout, block, h, in_block, key_bytes),
-            layout.head_dim);
-        tensor::quantize_row(
+        store_row(layout.key_type, k + dim_offset,
+                  static_cast<uint8_t*>(keys) + row_offset(layout, block, h, in_block, key_bytes),
+                  layout.head_dim);
+        store_row(
             layout.value_type, v + dim_offset,
             static_cast<uint8_t*>(values) + row_offset(layout, block, h, in_block, value_bytes),
             layout.head_dim);

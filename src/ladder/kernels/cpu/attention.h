@@ -101,8 +101,9 @@ AttendHeadsFn attend_heads_for(Isa isa);
 
 // Stores one token's K and V rows (float, [n_kv_heads, head_dim]) at a slot
 // of a layer's pools (keys, values: the pools layout describes; its own
-// pointers are not used), in their types: F16 and BF16 rounded to nearest
-// even, Q8_0 and Q4_0 by ggml's reference quantizer (the bytes llama.cpp stores).
+// pointers are not used), in their types, in the bytes llama.cpp's CPU cache
+// holds: F16 and BF16 rounded to nearest even, Q4_0 by ggml's reference
+// quantizer, Q8_0 by ggml-cpu's x86 one (127 / amax, halves to even).
 void store_kv(const float* k, const float* v, int64_t slot, void* keys, void* values,
               const PagedKvLayer& layout);
 

@@ -2,7 +2,7 @@
 // order llama.cpp's flash-attention CPU path runs for a quantized cache, one
 // K and one V row at a time through the row ops of kv_rows.h. The scores are
 // the key type's vec_dot (the AVX2 paths score Q8_0 keys eight at a time in
-// the same bits), the softmax is the exact F16 path's.
+// the same bits), the softmax is llama.cpp's online one (expf, in float).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -67,31 +67,43 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
         score_keys(kernels, kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
                    kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
     }
-    // exp(s - max) and its sum, as the exact F16 path's softmax computes them.
-    float inverse_sums[kHeadsPerPass];
-    for (int32_t h = 0; h < n_heads; ++h) {
-        float* e = scores + static_cast<int64_t>(h) * n_scores;
-        const double sum =
-            kIsa == Isa::Scalar
-                ? detail::softmax_exp_sum_scalar(e, first_visible, n_visible, max_scores[h])
-                : detail::softmax_exp_sum_avx2(e, first_visible, n_visible, max_scores[h]);
-        inverse_sums[h] = static_cast<float>(1.0 / sum);
-    }
-    // Weighted values: one row dequantized at a time, an fma chain per
-    // dimension in position order, divided by the sum at the end.
+    // llama.cpp's online softmax, key by key in position order: a new
+    // largest score rescales the running sum and weighted values by
+    // expf(old max - new max); any other weighs in with expf(s - max). Each V
+    // row is dequantized once for all the heads and weighted in F32 (fma).
+    // The max_scores above are not needed for this; the scorer returns them
+    // for free.
     alignas(64) float acc[kHeadsPerPass][kMaxHeadDim];
     alignas(64) float row[kMaxHeadDim];
-    for (int32_t h = 0; h < n_heads; ++h) std::fill_n(acc[h], head_dim, 0.0f);
+    float running_max[kHeadsPerPass];
+    float running_sum[kHeadsPerPass];
+    for (int32_t h = 0; h < n_heads; ++h) {
+        std::fill_n(acc[h], head_dim, 0.0f);
+        running_max[h] = -std::numeric_limits<float>::infinity();
+        running_sum[h] = 0.0f;
+    }
     const int64_t value_bytes = kv.value_row_bytes();
     for (int32_t i = 0; i < n_scores; ++i) {
         value_ops.decode(kv.row(kv.values, value_bytes, block_table, kv_head, first_visible + i),
                          row, head_dim);
         for (int32_t h = 0; h < n_heads; ++h) {
-            value_ops.weight(acc[h], row, scores[h * n_scores + i], head_dim);
+            const float s = scores[h * n_scores + i];
+            float old_weight = 1.0f;
+            float weight = 1.0f;
+            if (s > running_max[h]) {
+                old_weight = std::exp(running_max[h] - s);
+                running_max[h] = s;
+                for (int32_t d = 0; d < head_dim; ++d) acc[h][d] *= old_weight;
+            } else {
+                weight = std::exp(s - running_max[h]);
+            }
+            value_ops.weight(acc[h], row, weight, head_dim);
+            running_sum[h] = std::fma(running_sum[h], old_weight, weight);
         }
     }
     for (int32_t h = 0; h < n_heads; ++h) {
-        for (int32_t d = 0; d < head_dim; ++d) out[h * head_dim + d] = acc[h][d] * inverse_sums[h];
+        const float inverse = running_sum[h] == 0.0f ? 0.0f : 1.0f / running_sum[h];
+        for (int32_t d = 0; d < head_dim; ++d) out[h * head_dim + d] = acc[h][d] * inverse;
     }
 }
 
