@@ -54,15 +54,31 @@ def model_goldens(model_path):
     write_json(os.path.join(DATA, stem, "model_goldens.json"), result)
 
 
+def kv_cache_goldens(model_path):
+    from goldens import kv_cache_goldens as kg
+
+    stem = os.path.splitext(os.path.basename(model_path))[0]
+    with open(os.path.join(DATA, stem, "model_goldens.json"), encoding="utf-8") as f:
+        model = json.load(f)
+    result = kg.make(model_path, model, os.path.join(INPUTS, "perplexity_gpl3.txt"))
+    result["model"] = os.path.basename(model_path)
+    result["model_sha256"] = sha256_of(model_path)
+    print(kg.summary(result))
+    write_json(os.path.join(DATA, stem, "kv_q8_0_goldens.json"), result)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default=os.path.join(ROOT, "models",
                                                         "SmolLM2-135M-Instruct.Q4_1.gguf"))
-    parser.add_argument("--only", default="model", help="comma list of: model")
+    parser.add_argument("--only", default="model",
+                        help="comma list of: model, kv_cache (needs the model goldens)")
     args = parser.parse_args()
     parts = set(args.only.split(","))
     if "model" in parts:
         model_goldens(args.model)
+    if "kv_cache" in parts:
+        kv_cache_goldens(args.model)
 
 
 if __name__ == "__main__":

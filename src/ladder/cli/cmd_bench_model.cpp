@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ladder/cli/commands.h"
+#include "ladder/cli/kv_cache_options.h"
 #include "ladder/cli/machine_ceilings.h"
 #include "ladder/cli/markdown_table.h"
 #include "ladder/gguf/gguf_file.h"
@@ -39,6 +40,7 @@ struct BenchModelOptions {
     tools::ModelBenchOptions bench;
     bool json = false;
     model::AttentionPath attention = model::kDefaultAttentionPath;
+    KvCacheTypeFlags kv_cache_types;
 };
 
 // Everything one run measured, shared by both outputs.
@@ -47,6 +49,7 @@ struct BenchRun {
     std::string model_type;  // "llama 135M Q4_1", as llama-bench names models
     std::string cpu_path;
     std::string attention;  // "fast" or "exact"
+    tools::KvCacheStorageTypes kv_types;  // what the cache stores K and V in
     int n_threads = 0;
     tools::ModelTraffic traffic;
     tools::FitModel shape;  // the KV cache's layers, for the bytes attention reads
@@ -78,8 +81,9 @@ double kv_bytes_per_token(const BenchRun& run, const tools::ModelBenchTest& test
     double sum = 0.0;
     const int32_t n_tokens = test.n_tokens();
     for (int32_t i = 1; i <= n_tokens; ++i) {
-        sum += tools::decode_traffic(run.traffic, run.shape, int64_t{test.n_depth} + i)
-                   .kv_bytes_per_token;
+        sum +=
+            tools::decode_traffic(run.traffic, run.shape, int64_t{test.n_depth} + i, run.kv_types)
+                .kv_bytes_per_token;
     }
     return sum / n_tokens;
 }
@@ -158,6 +162,7 @@ json test_record(const BenchRun& run, const tools::ModelBenchTest& test, const s
         // ladder's own: what bounds this test on this machine, and how close it came.
         {"cpu_path", run.cpu_path},
         {"attention", run.attention},
+        {"kv_cache_dtype", tools::decode_traffic(run.traffic, run.shape, 1, run.kv_types).kv_types},
         {"ceiling_bound", is_generation(test) ? "memory_bandwidth" : "kernel_peak"},
         {"ceiling_ts", ceiling},
         {"ceiling_pct", 100.0 * ts.mean / ceiling},
@@ -242,12 +247,14 @@ void run_bench_model(const BenchModelOptions& options) {
     const auto file = gguf::GgufFile::open(path);
     const auto model = model::load_model(*file);
     model->set_attention_path(options.attention);
+    set_kv_cache_types(options.kv_cache_types, *model);
     tools::validate_model_bench_options(options.bench, model->config().context_length);
 
     BenchRun run;
     run.model_path = path;
     run.cpu_path = cpu_path;
     run.attention = std::string(model::attention_path_name(options.attention));
+    run.kv_types = kv_storage_types(model->kv_cache_types());
     run.n_threads = options.n_threads;
     run.traffic = tools::model_traffic(file->tensors());
     run.shape = tools::fit_model_from_gguf(*file);
@@ -279,6 +286,7 @@ void add_bench_model_command(CLI::App& app) {
     add_model_option(*command, options->model_path);
     add_threads_option(*command, options->n_threads);
     add_attention_option(*command, options->attention);
+    add_kv_cache_type_options(*command, options->kv_cache_types);
     command
         ->add_option("-p,--n-prompt", options->bench.n_prompt,
                      "prompt tokens processed in one pass (0: skip the pp test)")

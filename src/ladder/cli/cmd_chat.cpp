@@ -33,6 +33,7 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
     const engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.generation.model_path), options.generation.chat_template);
     bundle.model->set_attention_path(options.generation.attention);
+    set_kv_cache_types(options.generation.kv_cache_types, *bundle.model);
     const tokenizer::ChatTemplate& chat_template = engine::require_chat_template(bundle);
     const int32_t context =
         std::min(options.generation.context, bundle.model->config().context_length);
@@ -45,8 +46,10 @@ void run_chat(const CLI::App& command, const ChatOptions& options) {
     const size_t n_fixed = history.size();
 
     std::signal(SIGINT, on_sigint);
-    std::fprintf(stderr, "ladder chat: %s. Ctrl-C stops a reply, Ctrl-D or /exit quits.\n",
-                 bundle.model->config().name.c_str());
+    std::fprintf(stderr,
+                 "ladder chat: %s, KV cache %s. Ctrl-C stops a reply, Ctrl-D or /exit quits.\n",
+                 bundle.model->config().name.c_str(),
+                 model::kv_cache_types_name(bundle.model->kv_cache_types()).c_str());
     std::string line;
     for (;;) {
         std::fputs("\n> ", stdout);

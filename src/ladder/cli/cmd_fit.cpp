@@ -243,7 +243,7 @@ void add_fit_command(CLI::App& app) {
                         "quantized): " +
                             tools::storage_type_names(tools::weight_storage_types()));
     command->add_option(
-        "--kv-dtype", options->kv_dtype,
+        "--kv-dtype,--kv-cache-dtype", options->kv_dtype,
         "KV cache type (default f16): " + tools::storage_type_names(tools::kv_storage_types()));
     command->add_option("--device", options->device,
                         "device (default cpu: this machine's RAM): " + tools::device_names());

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ladder/cli/commands.h"
+#include "ladder/cli/kv_cache_options.h"
 #include "ladder/engine/model_bundle.h"
 #include "ladder/engine/sampler.h"
 #include "ladder/engine/session.h"
@@ -27,6 +28,7 @@ struct LogprobsOptions {
     int top = 20;
     int batch_prefix = -1;  // < 0: every token in one pass
     model::AttentionPath attention = model::kDefaultAttentionPath;
+    KvCacheTypeFlags kv_cache_types;
 };
 
 std::vector<int32_t> parse_token_list(const std::string& text, int32_t vocab_size) {
@@ -45,6 +47,7 @@ std::vector<int32_t> parse_token_list(const std::string& text, int32_t vocab_siz
 void run_logprobs(const LogprobsOptions& options) {
     const engine::ModelBundle bundle = engine::load_model_bundle(resolve_model_path(options.model_path));
     bundle.model->set_attention_path(options.attention);
+    set_kv_cache_types(options.kv_cache_types, *bundle.model);
     const int32_t vocab_size = bundle.model->config().vocab_size;
     const std::vector<int32_t> tokens =
         options.tokens_json.empty() ? bundle.tokenizer->encode(options.prompt, true, false)
@@ -90,6 +93,7 @@ void add_logprobs_command(CLI::App& app) {
     add_model_option(*command, options->model_path);
     add_threads_option(*command, options->n_threads);
     add_attention_option(*command, options->attention);
+    add_kv_cache_type_options(*command, options->kv_cache_types);
     auto* prompt = command->add_option("-p,--prompt", options->prompt, "text to score");
     auto* tokens = command->add_option("--tokens", options->tokens_json,
                                        "token ids to score, as a JSON array");

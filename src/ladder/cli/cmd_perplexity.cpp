@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ladder/cli/commands.h"
+#include "ladder/cli/kv_cache_options.h"
 #include "ladder/tools/kl_divergence.h"
 #include "ladder/tools/perplexity.h"
 #include "ladder/util/error.h"
@@ -33,6 +34,7 @@ struct PerplexityOptions {
     int chunks = 0;  // 0: every window
     bool json = false;
     model::AttentionPath attention = model::kDefaultAttentionPath;
+    KvCacheTypeFlags kv_cache_types;
     std::string compare_attention;  // empty: no comparison
 };
 
@@ -55,6 +57,7 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
     const std::string text = read_text_file(options.file);
     const engine::ModelBundle bundle = engine::load_model_bundle(model_path);
     bundle.model->set_attention_path(options.attention);
+    set_kv_cache_types(options.kv_cache_types, *bundle.model);
     util::ThreadPool pool(options.n_threads);
     tools::PerplexityOptions run;
     run.ctx = options.ctx;
@@ -78,6 +81,7 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
             {"mean_nll", result.mean_nll},
             {"seconds", result.seconds},
             {"attention", model::attention_path_name(options.attention)},
+            {"kv_cache_dtype", model::kv_cache_types_name(bundle.model->kv_cache_types())},
         };
         if (!options.kl_divergence_base.empty())
             out["kl_divergence_base"] = options.kl_divergence_base;
@@ -93,9 +97,10 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
         std::cout << out.dump(2) << '\n';
         return;
     }
-    std::printf("perplexity: %.4f over %lld scored tokens (%d windows of %d) in %.1f s\n",
-                result.perplexity, static_cast<long long>(result.n_scored), result.n_chunks,
-                result.ctx, result.seconds);
+    std::printf(
+        "perplexity: %.4f over %lld scored tokens (%d windows of %d, KV cache %s) in %.1f s\n",
+        result.perplexity, static_cast<long long>(result.n_scored), result.n_chunks, result.ctx,
+        model::kv_cache_types_name(bundle.model->kv_cache_types()).c_str(), result.seconds);
     if (comparison) {
         std::printf(
             "against --attention %s: perplexity %.4f (%+.4f%%), mean KL divergence %.3g, max "
@@ -160,6 +165,7 @@ void run_kl_divergence(const PerplexityOptions& options, const std::string& mode
     }
     const engine::ModelBundle bundle = engine::load_model_bundle(model_path);
     bundle.model->set_attention_path(options.attention);
+    set_kv_cache_types(options.kv_cache_types, *bundle.model);
     util::ThreadPool pool(options.n_threads);
     const tools::KlDivergenceResult r = tools::compute_kl_divergence(
         bundle, options.kl_divergence_base, pool, progress_line("perplexity"));
@@ -199,6 +205,7 @@ void add_perplexity_command(CLI::App& app) {
     add_model_option(*command, options->model_path);
     add_threads_option(*command, options->n_threads);
     add_attention_option(*command, options->attention);
+    add_kv_cache_type_options(*command, options->kv_cache_types);
     command->add_option("-f,--file", options->file, "text file (not with --kl-divergence)");
     CLI::Option* ctx = command->add_option("-c,--ctx", options->ctx, "window size in tokens")
                            ->default_val(512)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ladder/cli/commands.h"
+#include "ladder/cli/kv_cache_options.h"
 #include "ladder/cli/machine_ceilings.h"
 #include "ladder/cli/markdown_table.h"
 #include "ladder/gguf/gguf_file.h"
@@ -36,6 +37,7 @@ struct RooflineOptions {
     std::optional<double> bandwidth_gbs;  // given instead of measured
     std::optional<double> peak_gops;
     bool json = false;
+    KvCacheTypeFlags kv_cache_types;
 };
 
 // Where each machine figure came from, for the report.
@@ -94,6 +96,7 @@ void print_json(const tools::FitModel& shape, const tools::DecodeTraffic& traffi
         {"context", traffic.context},
         {"weight_bytes_per_step", traffic.weight_bytes_per_step},
         {"kv_bytes_per_token", traffic.kv_bytes_per_token},
+        {"kv_cache_dtype", traffic.kv_types},
         {"matmul_ops_per_token", traffic.matmul_ops_per_token},
         {"attention_ops_per_token", traffic.attention_ops_per_token},
         {"ops_per_token", traffic.ops_per_token()},
@@ -116,8 +119,8 @@ void print_text(const tools::FitModel& shape, const tools::DecodeTraffic& traffi
                static_cast<double>(shape.n_params) / 1e6);
     fmt::print("weights    {} read once per decode step, shared by every sequence in it\n",
                mb(traffic.weight_bytes_per_step));
-    fmt::print("KV cache   {} read per token at context {} (F16; each sequence reads its own)\n",
-               mb(traffic.kv_bytes_per_token), traffic.context);
+    fmt::print("KV cache   {} read per token at context {} ({}; each sequence reads its own)\n",
+               mb(traffic.kv_bytes_per_token), traffic.context, traffic.kv_types);
     fmt::print("ops        {:.1f} M per token: {:.1f} M in matmuls, {:.1f} M in attention\n",
                traffic.ops_per_token() / 1e6, traffic.matmul_ops_per_token / 1e6,
                traffic.attention_ops_per_token / 1e6);
@@ -159,7 +162,8 @@ void run_roofline(const RooflineOptions& options) {
     const auto file = gguf::GgufFile::open(resolve_model_path(options.model_path));
     const tools::FitModel shape = tools::fit_model_from_gguf(*file);
     const tools::ModelTraffic weights = tools::model_traffic(file->tensors());
-    const tools::DecodeTraffic traffic = tools::decode_traffic(weights, shape, options.context);
+    const tools::DecodeTraffic traffic = tools::decode_traffic(
+        weights, shape, options.context, kv_storage_types(kv_cache_types(options.kv_cache_types)));
     const MachineFigures machine = machine_figures(options, *file, weights);
     std::vector<tools::RooflinePoint> points;
     for (const int64_t batch : options.batches) {
@@ -199,6 +203,7 @@ void add_roofline_command(CLI::App& app) {
         ->add_option("--peak", options->peak_gops,
                      "matmul kernel peak in GOP/s, instead of measuring it")
         ->check(CLI::Range(1e-3, 1e9));
+    add_kv_cache_type_options(*command, options->kv_cache_types);
     command->add_flag("--json", options->json, "print one JSON object");
     command->callback([options] { run_roofline(*options); });
 }

@@ -57,6 +57,7 @@ void run(const CLI::App& command, const RunOptions& options) {
     const engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.generation.model_path), options.generation.chat_template);
     bundle.model->set_attention_path(options.generation.attention);
+    set_kv_cache_types(options.generation.kv_cache_types, *bundle.model);
 
     // A chat prompt carries the template's control tokens; a plain prompt is
     // user text, where such strings stay text.

@@ -21,6 +21,7 @@ void add_engine_options(CLI::App& command, EngineOptions& options) {
     add_model_option(command, options.model_path);
     add_threads_option(command, options.n_threads);
     add_attention_option(command, options.attention);
+    add_kv_cache_type_options(command, options.kv_cache_types);
     add_chat_template_options(command, options.chat_template);
     command.add_option("--kv-cache-mem", options.kv_cache_mem,
                        "KV cache budget: bytes, or with a unit (512MiB, 2GiB, 1.5GB); default: "
@@ -144,8 +145,9 @@ int64_t parse_byte_size(std::string_view text, std::string_view flag) {
 
 std::string kv_cache_summary(const engine::KvCachePlan& plan) {
     std::string summary =
-        fmt::format("KV cache: {} blocks = {} tokens ({:.2f} GiB)", plan.n_blocks, plan.n_tokens(),
-                    static_cast<double>(plan.bytes) / (1024.0 * 1024.0 * 1024.0));
+        fmt::format("KV cache: {} blocks = {} tokens ({:.2f} GiB, {})", plan.n_blocks,
+                    plan.n_tokens(), static_cast<double>(plan.bytes) / (1024.0 * 1024.0 * 1024.0),
+                    model::kv_cache_types_name(plan.types));
     if (plan.n_window_blocks > 0) {
         summary += fmt::format(", plus {} blocks for the {}-token sliding-window layers",
                                plan.n_window_blocks, plan.window);

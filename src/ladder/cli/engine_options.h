@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ladder/cli/kv_cache_options.h"
 #include "ladder/engine/engine_config.h"
 #include "ladder/engine/model_bundle.h"
 #include "ladder/model/attention_path.h"
@@ -32,6 +33,7 @@ struct EngineOptions {
     std::string reasoning_parser;           // empty: picked from the chat template
     double grammar_compile_timeout = 10.0;  // seconds
     model::AttentionPath attention = model::kDefaultAttentionPath;
+    KvCacheTypeFlags kv_cache_types;
     std::string speculative_config;  // JSON; empty: off
 };
 
@@ -46,8 +48,8 @@ void configure_bundle(const EngineOptions& options, engine::ModelBundle& bundle)
 engine::EngineConfig engine_config(const EngineOptions& options, const engine::ModelBundle& bundle);
 // "1073741824", "512MiB", "2GiB", "1.5GB": a byte count. Throws util::InputError.
 int64_t parse_byte_size(std::string_view text, std::string_view flag);
-// "KV cache: 4096 blocks = 65536 tokens (1.41 GiB)", and the sliding-window
-// group's blocks when the model has one.
+// "KV cache: 4096 blocks = 65536 tokens (1.41 GiB, f16)", and the
+// sliding-window group's blocks when the model has one.
 std::string kv_cache_summary(const engine::KvCachePlan& plan);
 
 }  // namespace ladder::cli

@@ -11,6 +11,7 @@ void add_generation_options(CLI::App& command, GenerationOptions& options) {
     add_model_option(command, options.model_path);
     add_threads_option(command, options.n_threads);
     add_attention_option(command, options.attention);
+    add_kv_cache_type_options(command, options.kv_cache_types);
     command.add_option("-n,--n-predict", options.n_predict, "most tokens to generate")
         ->default_val(options.n_predict)
         ->check(CLI::Range(1, 1 << 24));

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ladder/cli/kv_cache_options.h"
 #include "ladder/engine/generate.h"
 #include "ladder/engine/model_bundle.h"
 #include "ladder/engine/sampling_params.h"
@@ -22,6 +23,7 @@ struct GenerationOptions {
     engine::SamplingParams sampling;
     uint64_t seed = 0;
     model::AttentionPath attention = model::kDefaultAttentionPath;
+    KvCacheTypeFlags kv_cache_types;
 };
 
 void add_generation_options(CLI::App& command, GenerationOptions& options);

@@ -39,8 +39,8 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
                    model_context, max_model_len);
     }
     const model::ModelConfig& mc = model.config();
-    // K and V of one token in one layer.
-    const int64_t layer_token_bytes = int64_t{2} * mc.n_kv_heads * mc.head_dim * 2;
+    // K and V of one token in one layer, in the cache's types.
+    const int64_t layer_token_bytes = model.kv_cache_shape(1, block_size).layer_token_bytes();
     std::vector<bool> window_layers(static_cast<size_t>(mc.n_layers));
     int32_t n_window_layers = 0;
     for (int32_t l = 0; l < mc.n_layers; ++l) {
@@ -85,6 +85,7 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
         util::fail("the KV cache budget of {} bytes is too large", budget);
     KvCachePlan plan;
     plan.block_size = block_size;
+    plan.types = model.kv_cache_types();
     plan.n_blocks = static_cast<int32_t>(n_blocks);
     plan.bytes = n_blocks * bytes_per_block + n_window_blocks * window_block_bytes;
     plan.max_model_len = max_model_len;

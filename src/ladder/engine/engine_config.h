@@ -10,6 +10,7 @@
 
 #include "ladder/engine/redis_address.h"
 #include "ladder/engine/speculative_config.h"
+#include "ladder/model/kv_cache_storage.h"
 
 namespace ladder::model {
 class Model;
@@ -47,6 +48,7 @@ struct KvCachePlan {
     int32_t block_size = 16;
     int32_t n_blocks = 0;  // of the full-attention layers (of every layer without a window group)
     int64_t bytes = 0;     // K and V of all layers, all blocks
+    model::KvCacheTypes types;  // the rows' types (the model's, --kv-cache-dtype)
     // The sliding-window layers' group: 0 blocks = no such group.
     int32_t n_window_blocks = 0;
     int32_t window = 0;               // tokens a sliding-window layer sees

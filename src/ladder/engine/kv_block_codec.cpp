@@ -7,8 +7,9 @@ namespace ladder::engine {
 namespace {
 
 constexpr char kMagic[8] = {'L', 'D', 'K', 'V', 'B', 'L', 'K', '1'};
-// 2: the checksum is keyed by a secret and covers the header.
-constexpr uint32_t kVersion = 2;
+// 2: the checksum is keyed by a secret and covers the header. 3: the header
+// names the K and V types (a block of version 2 was F16 in one field).
+constexpr uint32_t kVersion = 3;
 
 std::span<const uint8_t> as_bytes(const KvBlockHeader& header) {
     return {reinterpret_cast<const uint8_t*>(&header), sizeof(header)};
@@ -23,9 +24,12 @@ KvBlockCodec::KvBlockCodec(uint64_t model_key, const model::KvCacheShape& shape,
       shape_(shape),
       kv_bytes_(shape.bytes_per_token() * shape.block_size) {}
 
-int64_t KvBlockCodec::layer_block_bytes() const {
-    return static_cast<int64_t>(shape_.n_kv_heads) * shape_.block_size * shape_.head_dim *
-           static_cast<int64_t>(sizeof(uint16_t));
+int64_t KvBlockCodec::layer_block_key_bytes() const {
+    return static_cast<int64_t>(shape_.n_kv_heads) * shape_.block_size * shape_.key_row_bytes();
+}
+
+int64_t KvBlockCodec::layer_block_value_bytes() const {
+    return static_cast<int64_t>(shape_.n_kv_heads) * shape_.block_size * shape_.value_row_bytes();
 }
 
 int64_t KvBlockCodec::encoded_bytes() const {
@@ -47,21 +51,23 @@ std::vector<uint8_t> KvBlockCodec::encode(const kv::BlockHash& hash,
                                           const model::KvCacheStorage& storage,
                                           kv::BlockId block) const {
     const size_t token_bytes = tokens.size_bytes();
-    const auto chunk = static_cast<size_t>(layer_block_bytes());
+    const auto key_chunk = static_cast<size_t>(layer_block_key_bytes());
+    const auto value_chunk = static_cast<size_t>(layer_block_value_bytes());
     std::vector<uint8_t> bytes(sizeof(KvBlockHeader) + token_bytes +
                                static_cast<size_t>(kv_bytes_));
     uint8_t* payload = bytes.data() + sizeof(KvBlockHeader);
     std::memcpy(payload, tokens.data(), token_bytes);
     uint8_t* at = payload + token_bytes;
     for (int32_t layer = 0; layer < shape_.n_layers; ++layer) {
-        std::memcpy(at, storage.keys(layer, block, 0), chunk);
-        std::memcpy(at + chunk, storage.values(layer, block, 0), chunk);
-        at += 2 * chunk;
+        std::memcpy(at, storage.keys(layer, block, 0), key_chunk);
+        std::memcpy(at + key_chunk, storage.values(layer, block, 0), value_chunk);
+        at += key_chunk + value_chunk;
     }
     KvBlockHeader header{};
     std::memcpy(header.magic, kMagic, sizeof(kMagic));
     header.version = kVersion;
-    header.dtype = static_cast<uint32_t>(KvBlockDtype::F16);
+    header.key_dtype = static_cast<uint16_t>(shape_.types.key);
+    header.value_dtype = static_cast<uint16_t>(shape_.types.value);
     header.model_key = model_key_;
     header.n_layers = static_cast<uint32_t>(shape_.n_layers);
     header.n_kv_heads = static_cast<uint32_t>(shape_.n_kv_heads);
@@ -85,7 +91,8 @@ bool KvBlockCodec::valid(std::span<const uint8_t> bytes, const kv::BlockHash& ha
     const uint64_t expected_payload = tokens.size_bytes() + static_cast<uint64_t>(kv_bytes_);
     const bool matches = std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0 &&
                          header.version == kVersion &&
-                         header.dtype == static_cast<uint32_t>(KvBlockDtype::F16) &&
+                         header.key_dtype == static_cast<uint16_t>(shape_.types.key) &&
+                         header.value_dtype == static_cast<uint16_t>(shape_.types.value) &&
                          header.model_key == model_key_ &&
                          header.n_layers == static_cast<uint32_t>(shape_.n_layers) &&
                          header.n_kv_heads == static_cast<uint32_t>(shape_.n_kv_heads) &&
@@ -104,12 +111,13 @@ bool KvBlockCodec::decode(std::span<const uint8_t> bytes, const kv::BlockHash& h
                           std::span<const int32_t> tokens, model::KvCacheStorage& storage,
                           kv::BlockId block) const {
     if (!valid(bytes, hash, tokens)) return false;
-    const auto chunk = static_cast<size_t>(layer_block_bytes());
+    const auto key_chunk = static_cast<size_t>(layer_block_key_bytes());
+    const auto value_chunk = static_cast<size_t>(layer_block_value_bytes());
     const uint8_t* at = bytes.data() + sizeof(KvBlockHeader) + tokens.size_bytes();
     for (int32_t layer = 0; layer < shape_.n_layers; ++layer) {
-        std::memcpy(storage.keys(layer, block, 0), at, chunk);
-        std::memcpy(storage.values(layer, block, 0), at + chunk, chunk);
-        at += 2 * chunk;
+        std::memcpy(storage.keys(layer, block, 0), at, key_chunk);
+        std::memcpy(storage.values(layer, block, 0), at + key_chunk, value_chunk);
+        at += key_chunk + value_chunk;
     }
     return true;
 }

@@ -18,13 +18,13 @@
 
 namespace ladder::engine {
 
-// The K/V element type in the header (f16 is the only one the cache holds).
-enum class KvBlockDtype : uint32_t { F16 = 1 };
-
 struct KvBlockHeader {
     char magic[8];
     uint32_t version;
-    uint32_t dtype;
+    // The K and V row types as ggml numbers them (tensor::DType): a block of
+    // another cache type is a miss.
+    uint16_t key_dtype;
+    uint16_t value_dtype;
     uint64_t model_key;
     uint32_t n_layers;
     uint32_t n_kv_heads;
@@ -64,7 +64,8 @@ public:
     kv::BlockHash checksum(const KvBlockHeader& header, std::span<const uint8_t> payload) const;
 
 private:
-    int64_t layer_block_bytes() const;  // one layer's K (or V) of one block
+    int64_t layer_block_key_bytes() const;    // one layer's K of one block
+    int64_t layer_block_value_bytes() const;  // one layer's V of one block
 
     KeyedHash checksum_;
     uint64_t model_key_;

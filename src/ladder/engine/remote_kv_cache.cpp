@@ -40,6 +40,17 @@ void RemoteKvCache::ReplyDeleter::operator()(redisReply* reply) const { freeRepl
 
 void RemoteKvCache::ContextDeleter::operator()(redisContext* context) const { redisFree(context); }
 
+namespace {
+
+// "f16" when K and V share a type, else "q8_0-f16" (K first).
+std::string types_in_key(const model::KvCacheTypes& types) {
+    if (types.key == types.value) return std::string(model::kv_cache_type_name(types.key));
+    return fmt::format("{}-{}", model::kv_cache_type_name(types.key),
+                       model::kv_cache_type_name(types.value));
+}
+
+}  // namespace
+
 RemoteKvCache::RemoteKvCache(const RedisAddress& address, uint64_t model_key,
                              const model::KvCacheShape& shape, const RemoteKvCacheOptions& options)
     : address_(address),
@@ -48,8 +59,9 @@ RemoteKvCache::RemoteKvCache(const RedisAddress& address, uint64_t model_key,
       options_(options),
       // The shape and type are in every key, so a block of another layout is
       // not even looked at; the value's header checks them again.
-      key_prefix_(fmt::format("ladder:kv:v1:{:016x}:{}x{}x{}x{}:f16:", model_key, shape.n_layers,
-                              shape.n_kv_heads, shape.head_dim, shape.block_size)),
+      key_prefix_(fmt::format("ladder:kv:v1:{:016x}:{}x{}x{}x{}:{}:", model_key, shape.n_layers,
+                              shape.n_kv_heads, shape.head_dim, shape.block_size,
+                              types_in_key(shape.types))),
       breaker_(options.failures_to_open, options.open_seconds) {
     Context context = connect();
     if (context) {

@@ -1,10 +1,54 @@
 #include "ladder/model/kv_cache_storage.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <utility>
 
 #include "ladder/util/check.h"
 
 namespace ladder::model {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, tensor::DType>, 4> kKvCacheTypes{{
+    {"f16", tensor::DType::F16},
+    {"bf16", tensor::DType::BF16},
+    {"q8_0", tensor::DType::Q8_0},
+    {"q4_0", tensor::DType::Q4_0},
+}};
+
+}  // namespace
+
+int64_t KvCacheShape::row_bytes(tensor::DType type) const {
+    const auto bytes = tensor::row_bytes(type, head_dim);
+    LADDER_CHECK(bytes.has_value(), "KV row not a whole number of blocks; the planner checks it");
+    return static_cast<int64_t>(*bytes);
+}
+
+std::optional<tensor::DType> parse_kv_cache_type(std::string_view name) {
+    std::string lower(name);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "auto") return tensor::DType::F16;
+    for (const auto& [type_name, type] : kKvCacheTypes) {
+        if (lower == type_name) return type;
+    }
+    return std::nullopt;
+}
+
+std::string_view kv_cache_type_name(tensor::DType type) {
+    for (const auto& [type_name, known] : kKvCacheTypes) {
+        if (known == type) return type_name;
+    }
+    return tensor::dtype_name(type);
+}
+
+std::string kv_cache_types_name(const KvCacheTypes& types) {
+    if (types.key == types.value) return std::string(kv_cache_type_name(types.key));
+    return "K " + std::string(kv_cache_type_name(types.key)) + ", V " +
+           std::string(kv_cache_type_name(types.value));
+}
 
 KvCacheStorage::KvCacheStorage(const KvCacheShape& shape)
     : KvCacheStorage(shape, std::vector<bool>(static_cast<size_t>(std::max(shape.n_layers, 0))),
@@ -24,16 +68,17 @@ KvCacheStorage::KvCacheStorage(const KvCacheShape& shape, const std::vector<bool
     }
     n_window_layers_ = n_in_group[1];
     LADDER_CHECK(n_window_layers_ == 0 || n_window_blocks > 0, "a window group needs blocks");
-    const int64_t per_block =
-        static_cast<int64_t>(shape.n_kv_heads) * shape.block_size * shape.head_dim;
-    const int64_t n_elements[2] = {
-        n_in_group[0] * shape.n_blocks * per_block,
-        n_in_group[1] * static_cast<int64_t>(n_window_blocks) * per_block};
+    const int64_t rows_per_block = static_cast<int64_t>(shape.n_kv_heads) * shape.block_size;
+    const int64_t n_rows[2] = {
+        n_in_group[0] * shape.n_blocks * rows_per_block,
+        n_in_group[1] * static_cast<int64_t>(n_window_blocks) * rows_per_block};
     for (int g = 0; g < 2; ++g) {
-        if (n_elements[g] == 0) continue;
-        keys_[g] = std::make_unique_for_overwrite<uint16_t[]>(static_cast<size_t>(n_elements[g]));
-        values_[g] = std::make_unique_for_overwrite<uint16_t[]>(static_cast<size_t>(n_elements[g]));
-        size_bytes_ += 2 * n_elements[g] * static_cast<int64_t>(sizeof(uint16_t));
+        if (n_rows[g] == 0) continue;
+        const int64_t key_bytes = n_rows[g] * shape.key_row_bytes();
+        const int64_t value_bytes = n_rows[g] * shape.value_row_bytes();
+        keys_[g] = std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(key_bytes));
+        values_[g] = std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(value_bytes));
+        size_bytes_ += key_bytes + value_bytes;
     }
 }
 

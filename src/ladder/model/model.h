@@ -31,8 +31,16 @@ public:
                          std::span<float> logits) = 0;
 
     KvCacheShape kv_cache_shape(int32_t n_blocks, int32_t block_size) const {
-        return {config().n_layers, config().n_kv_heads, config().head_dim, block_size, n_blocks};
+        return {config().n_layers, config().n_kv_heads, config().head_dim, block_size,
+                n_blocks,          kv_cache_types_};
     }
+
+    // The types of the KV cache rows every cache of this model holds; chosen
+    // once after loading (--kv-cache-dtype). Throws util::InputError for a
+    // type the cache cannot hold, or a quantized one when head_dim is not a
+    // multiple of its 32-value blocks.
+    void set_kv_cache_types(const KvCacheTypes& types);
+    const KvCacheTypes& kv_cache_types() const { return kv_cache_types_; }
 
     // The attention kernels forward() runs; chosen once after loading (--attention).
     void set_attention_path(AttentionPath path) { attention_path_ = path; }
@@ -40,6 +48,7 @@ public:
 
 protected:
     AttentionPath attention_path_ = kDefaultAttentionPath;
+    KvCacheTypes kv_cache_types_;
 };
 
 // Builds the model of the file's general.architecture from the registry of

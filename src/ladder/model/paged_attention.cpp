@@ -7,15 +7,24 @@
 
 namespace ladder::model {
 
+kernels::cpu::PagedKvLayer paged_kv_layer(const KvCacheStorage& kv, int32_t layer) {
+    const KvCacheShape& shape = kv.shape();
+    return {kv.keys(layer, 0, 0), kv.values(layer, 0, 0), shape.n_kv_heads, shape.block_size,
+            shape.head_dim,       shape.types.key,        shape.types.value};
+}
+
+void store_kv_row(const float* k, const float* v, int64_t slot, KvCacheStorage& kv, int32_t layer) {
+    kernels::cpu::store_kv(k, v, slot, kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
+                           paged_kv_layer(kv, layer));
+}
+
 namespace {
 
 // llama.cpp's order (kernels/cpu/attention.h): tasks of (token, head group).
 void exact_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
                            const ModelConfig& config, float scale, int32_t window,
                            ForwardScratch& scratch, util::ThreadPool& pool) {
-    const KvCacheShape& shape = kv.shape();
-    const kernels::cpu::PagedKvLayer kv_layer{kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
-                                              shape.n_kv_heads, shape.block_size, shape.head_dim};
+    const kernels::cpu::PagedKvLayer kv_layer = paged_kv_layer(kv, layer);
     const int32_t group = config.n_heads / config.n_kv_heads;
     // Tasks are (token, head group) pairs of all sequences, grouped into one
     // contiguous range per chunk; each chunk has its own rows of score

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "ladder/kernels/cpu/attention.h"
 #include "ladder/model/attention_path.h"
 #include "ladder/model/batch.h"
 #include "ladder/model/forward_scratch.h"
@@ -16,6 +17,13 @@ class ThreadPool;
 }
 
 namespace ladder::model {
+
+// One layer of the cache as the attention kernels read it (its pools, shape and types).
+kernels::cpu::PagedKvLayer paged_kv_layer(const KvCacheStorage& kv, int32_t layer);
+
+// Stores row's K and V (float, [n_kv_heads, head_dim] each) at slot of layer,
+// in the cache's types.
+void store_kv_row(const float* k, const float* v, int64_t slot, KvCacheStorage& kv, int32_t layer);
 
 // scratch.q [T, q_dim] -> scratch.attn [T, q_dim]. Scores are q . k * scale.
 // window > 0: a token at position p sees positions p - window + 1 .. p (the

@@ -113,9 +113,7 @@ void chunked_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32
                              const ModelConfig& config, float scale, int32_t window,
                              ForwardScratch& scratch, util::ThreadPool& pool) {
     if (batch.n_tokens() == 0) return;
-    const KvCacheShape& shape = kv.shape();
-    const cpu::PagedKvLayer kv_layer{kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
-                                     shape.n_kv_heads, shape.block_size, shape.head_dim};
+    const cpu::PagedKvLayer kv_layer = paged_kv_layer(kv, layer);
     const int32_t head_dim = config.head_dim;
     const int32_t group = config.n_heads / config.n_kv_heads;
     plan_tiles(batch, config, window, scratch);

@@ -6,14 +6,14 @@
 
 namespace ladder::tools {
 
-namespace {
-constexpr double kF16Bytes = 2.0;
-}  // namespace
-
-DecodeTraffic decode_traffic(const ModelTraffic& weights, const FitModel& shape, int64_t context) {
+DecodeTraffic decode_traffic(const ModelTraffic& weights, const FitModel& shape, int64_t context,
+                             const KvCacheStorageTypes& kv_types) {
     LADDER_CHECK(context > 0, "decode traffic needs a positive context");
     DecodeTraffic traffic;
     traffic.context = context;
+    traffic.kv_types = kv_types.key.name == kv_types.value.name
+                           ? kv_types.key.name
+                           : "K " + kv_types.key.name + ", V " + kv_types.value.name;
     traffic.weight_bytes_per_step = static_cast<double>(weights.decode_bytes_per_token);
     traffic.matmul_ops_per_token = weights.decode_ops_per_token();
     const int64_t window = shape.sliding_window > 0 ? shape.sliding_window : context;
@@ -24,8 +24,13 @@ DecodeTraffic decode_traffic(const ModelTraffic& weights, const FitModel& shape,
         // MLA layers (value_length 0) keep no V: it is read back from K.
         const int32_t value_ops_length =
             layer.value_length > 0 ? layer.value_length : layer.key_length;
-        traffic.kv_bytes_per_token += attended * kF16Bytes * layer.n_kv_heads *
-                                      static_cast<double>(layer.key_length + layer.value_length);
+        const auto key_row = kv_types.key.bytes_for(static_cast<uint64_t>(layer.key_length));
+        const auto value_row =
+            layer.value_length > 0
+                ? kv_types.value.bytes_for(static_cast<uint64_t>(layer.value_length))
+                : 0;
+        traffic.kv_bytes_per_token +=
+            attended * layer.n_kv_heads * static_cast<double>(key_row + value_row);
         traffic.attention_ops_per_token += attended * 2.0 * shape.n_heads *
                                            static_cast<double>(layer.key_length + value_ops_length);
     }

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "ladder/tools/fit_model.h"
 #include "ladder/tools/model_traffic.h"
+#include "ladder/tools/storage_type.h"
 
 namespace ladder::tools {
 
@@ -15,14 +17,23 @@ struct DecodeTraffic {
     int64_t context = 0;               // tokens in each sequence's cache, the new one included
     double weight_bytes_per_step = 0;  // whatever the batch
     double kv_bytes_per_token = 0;     // K and V one token's attention reads
+    std::string kv_types;              // "f16", or "K q8_0, V f16" when they differ
     double matmul_ops_per_token = 0;
     double attention_ops_per_token = 0;  // q.k and p.v over the attended positions
 
     double ops_per_token() const { return matmul_ops_per_token + attention_ops_per_token; }
 };
 
-// K and V are counted in F16, as ladder's cache stores them; a sliding-window
-// layer reads at most its window. context must be positive (checked).
-DecodeTraffic decode_traffic(const ModelTraffic& weights, const FitModel& shape, int64_t context);
+// The types the cache stores K and V in (--kv-cache-dtype; f16 by default).
+struct KvCacheStorageTypes {
+    StorageType key = storage_type(tensor::DType::F16);
+    StorageType value = storage_type(tensor::DType::F16);
+};
+
+// K and V are counted in their cache types, each head's row rounded up to
+// whole blocks; a sliding-window layer reads at most its window. context
+// must be positive (checked).
+DecodeTraffic decode_traffic(const ModelTraffic& weights, const FitModel& shape, int64_t context,
+                             const KvCacheStorageTypes& kv_types = {});
 
 }  // namespace ladder::tools

@@ -3,6 +3,8 @@
 // removed, never loaded; the directory stays under its byte limit.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <filesystem>
 #include <fstream>
 
@@ -41,24 +43,35 @@ private:
 
 const model::KvCacheShape kShape{2, 1, 4, 4, 8};  // layers, kv heads, head_dim, block size, blocks
 
-// Fills block `block` of storage with values derived from seed.
+// Bytes of one layer's K (V) of one block.
+int64_t key_block_bytes(const model::KvCacheShape& shape) {
+    return int64_t{shape.n_kv_heads} * shape.block_size * shape.key_row_bytes();
+}
+int64_t value_block_bytes(const model::KvCacheShape& shape) {
+    return int64_t{shape.n_kv_heads} * shape.block_size * shape.value_row_bytes();
+}
+
+// Fills block `block` of storage with bytes derived from seed.
 void fill(model::KvCacheStorage& storage, kv::BlockId block, uint16_t seed) {
-    for (int32_t layer = 0; layer < kShape.n_layers; ++layer) {
-        for (int32_t i = 0; i < kShape.block_size * kShape.head_dim; ++i) {
-            storage.keys(layer, block, 0)[i] = static_cast<uint16_t>(seed + layer * 100 + i);
-            storage.values(layer, block, 0)[i] = static_cast<uint16_t>(seed + layer * 100 + i + 50);
+    const model::KvCacheShape& shape = storage.shape();
+    for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
+        for (int64_t i = 0; i < key_block_bytes(shape); ++i) {
+            storage.keys(layer, block, 0)[i] = static_cast<uint8_t>(seed + layer * 100 + i);
+        }
+        for (int64_t i = 0; i < value_block_bytes(shape); ++i) {
+            storage.values(layer, block, 0)[i] = static_cast<uint8_t>(seed + layer * 100 + i + 50);
         }
     }
 }
 
 bool same_block(const model::KvCacheStorage& a, kv::BlockId block_a, const model::KvCacheStorage& b,
                 kv::BlockId block_b) {
-    const size_t n = static_cast<size_t>(kShape.block_size * kShape.head_dim);
-    for (int32_t layer = 0; layer < kShape.n_layers; ++layer) {
-        if (!std::equal(a.keys(layer, block_a, 0), a.keys(layer, block_a, 0) + n,
-                        b.keys(layer, block_b, 0)) ||
-            !std::equal(a.values(layer, block_a, 0), a.values(layer, block_a, 0) + n,
-                        b.values(layer, block_b, 0))) {
+    const model::KvCacheShape& shape = a.shape();
+    const auto n_keys = static_cast<size_t>(key_block_bytes(shape));
+    const auto n_values = static_cast<size_t>(value_block_bytes(shape));
+    for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
+        if (std::memcmp(a.keys(layer, block_a, 0), b.keys(layer, block_b, 0), n_keys) != 0 ||
+            std::memcmp(a.values(layer, block_a, 0), b.values(layer, block_b, 0), n_values) != 0) {
             return false;
         }
     }

@@ -25,20 +25,35 @@ const model::KvCacheShape kShape{2, 1, 4, 4, 2};  // layers, kv heads, head_dim,
 const kv::BlockHash kHash{0x1234, 0x5678};
 const std::vector<int32_t> kTokens{5, 6, 7, 8};
 
+// Bytes of one layer's K (V) of one block.
+size_t key_block_bytes(const model::KvCacheShape& shape) {
+    return static_cast<size_t>(int64_t{shape.n_kv_heads} * shape.block_size *
+                               shape.key_row_bytes());
+}
+size_t value_block_bytes(const model::KvCacheShape& shape) {
+    return static_cast<size_t>(int64_t{shape.n_kv_heads} * shape.block_size *
+                               shape.value_row_bytes());
+}
+
 void fill(model::KvCacheStorage& storage, kv::BlockId block, uint16_t seed) {
-    for (int32_t layer = 0; layer < kShape.n_layers; ++layer) {
-        for (int32_t i = 0; i < kShape.block_size * kShape.head_dim; ++i) {
-            storage.keys(layer, block, 0)[i] = static_cast<uint16_t>(seed + layer * 100 + i);
-            storage.values(layer, block, 0)[i] = static_cast<uint16_t>(seed + layer * 100 + i + 50);
+    const model::KvCacheShape& shape = storage.shape();
+    for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
+        for (size_t i = 0; i < key_block_bytes(shape); ++i) {
+            storage.keys(layer, block, 0)[i] = static_cast<uint8_t>(seed + layer * 100 + i);
+        }
+        for (size_t i = 0; i < value_block_bytes(shape); ++i) {
+            storage.values(layer, block, 0)[i] = static_cast<uint8_t>(seed + layer * 100 + i + 50);
         }
     }
 }
 
 bool same_block(const model::KvCacheStorage& storage, kv::BlockId a, kv::BlockId b) {
-    const size_t n = static_cast<size_t>(kShape.block_size * kShape.head_dim);
-    for (int32_t layer = 0; layer < kShape.n_layers; ++layer) {
-        if (std::memcmp(storage.keys(layer, a, 0), storage.keys(layer, b, 0), n * 2) != 0 ||
-            std::memcmp(storage.values(layer, a, 0), storage.values(layer, b, 0), n * 2) != 0)
+    const model::KvCacheShape& shape = storage.shape();
+    for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
+        if (std::memcmp(storage.keys(layer, a, 0), storage.keys(layer, b, 0),
+                        key_block_bytes(shape)) != 0 ||
+            std::memcmp(storage.values(layer, a, 0), storage.values(layer, b, 0),
+                        value_block_bytes(shape)) != 0)
             return false;
     }
     return true;
@@ -99,9 +114,52 @@ TEST_F(KvBlockCodecTest, RefusesAnotherModelShapeOrSecret) {
 TEST_F(KvBlockCodecTest, RefusesAnotherTypeEvenWithAValidChecksum) {
     const std::vector<uint8_t> bytes = codec_.encode(kHash, kTokens, storage_, 0);
     EXPECT_TRUE(decodes(codec_, reheadered(bytes, [](KvBlockHeader&) {})));
-    EXPECT_FALSE(decodes(codec_, reheadered(bytes, [](KvBlockHeader& h) { h.dtype = 2; })));
+    EXPECT_FALSE(decodes(codec_, reheadered(bytes, [](KvBlockHeader& h) { h.key_dtype = 8; })));
+    EXPECT_FALSE(decodes(codec_, reheadered(bytes, [](KvBlockHeader& h) { h.value_dtype = 8; })));
     EXPECT_FALSE(decodes(codec_, reheadered(bytes, [](KvBlockHeader& h) { h.model_key = 9; })));
     EXPECT_FALSE(decodes(codec_, reheadered(bytes, [](KvBlockHeader& h) { h.n_layers = 1; })));
+}
+
+// A quantized cache (--kv-cache-dtype) round-trips its own blocks, and a block
+// of any other K or V type is a miss, never a load: even K q8_0 + V f16
+// against K f16 + V q8_0, whose blocks have the same size.
+TEST(KvBlockCodecTypes, RoundTripsAQuantizedBlockAndRefusesAnyOtherTypes) {
+    using tensor::DType;
+    const auto shape_of = [](DType key, DType value) {
+        return model::KvCacheShape{2, 2, 32, 4, 2, {key, value}};
+    };
+    const std::vector<model::KvCacheTypes> types = {
+        {DType::F16, DType::F16},   {DType::Q8_0, DType::Q8_0}, {DType::Q4_0, DType::Q4_0},
+        {DType::BF16, DType::BF16}, {DType::Q8_0, DType::F16},  {DType::F16, DType::Q8_0}};
+    ASSERT_EQ(shape_of(DType::Q8_0, DType::F16).bytes_per_token(),
+              shape_of(DType::F16, DType::Q8_0).bytes_per_token());
+    for (const model::KvCacheTypes& written : types) {
+        const model::KvCacheShape shape = shape_of(written.key, written.value);
+        model::KvCacheStorage storage(shape);
+        fill(storage, 0, 9);
+        const KvBlockCodec codec(7, shape, secret_of(1));
+        const std::vector<uint8_t> bytes = codec.encode(kHash, kTokens, storage, 0);
+        EXPECT_EQ(static_cast<int64_t>(bytes.size()), codec.encoded_bytes());
+        fill(storage, 1, 0);
+        ASSERT_TRUE(codec.decode(bytes, kHash, kTokens, storage, 1));
+        EXPECT_TRUE(same_block(storage, 0, 1));
+        for (const model::KvCacheTypes& reader : types) {
+            if (reader == written) continue;
+            const model::KvCacheShape other = shape_of(reader.key, reader.value);
+            model::KvCacheStorage target(other);
+            fill(target, 1, 0);
+            model::KvCacheStorage untouched(other);
+            fill(untouched, 1, 0);
+            EXPECT_FALSE(
+                KvBlockCodec(7, other, secret_of(1)).decode(bytes, kHash, kTokens, target, 1))
+                << model::kv_cache_types_name(written) << " read as "
+                << model::kv_cache_types_name(reader);
+            EXPECT_EQ(
+                std::memcmp(target.keys(0, 1, 0), untouched.keys(0, 1, 0), key_block_bytes(other)),
+                0)
+                << "a refused block leaves storage alone";
+        }
+    }
 }
 
 TEST_F(KvBlockCodecTest, RefusesAnotherBlockOrTokens) {
@@ -209,6 +267,11 @@ TEST(RemoteKvCacheTest, KeysNameModelShapeTypeAndHash) {
     RemoteKvCache remote(RedisAddress{"127.0.0.1", closed_port(), 0}, 0xabc, kShape);
     EXPECT_EQ(remote.block_key(kv::BlockHash{0x2, 0x1}),
               "ladder:kv:v1:0000000000000abc:2x1x4x4:f16:"
+              "00000000000000010000000000000002");
+    const model::KvCacheShape quantized{2, 1, 32, 4, 2, {tensor::DType::Q8_0, tensor::DType::F16}};
+    RemoteKvCache q8(RedisAddress{"127.0.0.1", closed_port(), 0}, 0xabc, quantized);
+    EXPECT_EQ(q8.block_key(kv::BlockHash{0x2, 0x1}),
+              "ladder:kv:v1:0000000000000abc:2x1x32x4:q8_0-f16:"
               "00000000000000010000000000000002");
 }
 

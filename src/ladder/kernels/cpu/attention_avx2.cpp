@@ -376,12 +376,12 @@ LADDER_AVX2 void attend_head_avx2(const float* q, const int32_t* block_table, in
     for (int32_t d = 0; d < head_dim; d += 8) {
         _mm256_store_ps(q_rounded + d, round_to_f16(_mm256_loadu_ps(q + d)));
     }
-    const float max_score =
-        score_positions(q_rounded, PagedRows(kv.keys, block_table, kv, kv_head, first_visible),
-                        n_scores, head_dim, scale, scores);
+    const float max_score = score_positions(
+        q_rounded, PagedRows(kv.f16_keys(), block_table, kv, kv_head, first_visible), n_scores,
+        head_dim, scale, scores);
     const double sum = softmax_exp_sum_avx2(scores, first_visible, n_visible, max_score);
     normalise(scores, n_scores, static_cast<float>(1.0 / sum));
-    weight_values(scores, PagedRows(kv.values, block_table, kv, kv_head, first_visible),
+    weight_values(scores, PagedRows(kv.f16_values(), block_table, kv, kv_head, first_visible),
                   first_visible, n_scores, head_dim, out);
 }
 
@@ -416,8 +416,8 @@ LADDER_AVX2 void attend_heads_in_groups(const float* q, int32_t n_heads, const i
                                 round_to_f16(_mm256_loadu_ps(q + (h0 + h) * head_dim + d)));
             }
         }
-        const PagedRows keys(kv.keys, block_table, kv, kv_head, first_visible);
-        const PagedRows values(kv.values, block_table, kv, kv_head, first_visible);
+        const PagedRows keys(kv.f16_keys(), block_table, kv, kv_head, first_visible);
+        const PagedRows values(kv.f16_values(), block_table, kv, kv_head, first_visible);
         float* group_out = out + h0 * head_dim;
         switch (group) {
             case 1:

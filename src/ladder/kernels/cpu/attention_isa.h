@@ -37,4 +37,14 @@ double softmax_exp_sum_scalar(float* scores, int32_t first_visible, int32_t n_vi
 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, int32_t n_visible,
                             float max_score);
 
+// attention_any_type_avx2.cpp: the scores of attend_heads_any_type over a Q8_0
+// key cache, for n_heads queries already in Q8_0 (row h at q_rows + h *
+// q_row_stride): scores[h * n_scores + i] = dot(key of position
+// first_visible + i, query h) * scale, bit for bit the Q8_0 vec_dot of every
+// path; max_scores[h] the largest (NaN ignored).
+void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
+                          int32_t first_visible, int32_t n_scores, const uint8_t* q_rows,
+                          int64_t q_row_stride, int32_t n_heads, float scale, float* scores,
+                          float* max_scores);
+
 }  // namespace ladder::kernels::cpu::detail

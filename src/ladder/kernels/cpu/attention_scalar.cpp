@@ -67,11 +67,11 @@ void attend_head_scalar(const float* q, const int32_t* block_table, int32_t firs
     const int64_t block_stride = static_cast<int64_t>(kv.n_kv_heads) * block_size * head_dim;
     const int64_t head_offset = static_cast<int64_t>(kv_head) * block_size * head_dim;
     const auto key_at = [&](int32_t position) {
-        return kv.keys + block_table[position / block_size] * block_stride + head_offset +
+        return kv.f16_keys() + block_table[position / block_size] * block_stride + head_offset +
                static_cast<int64_t>(position % block_size) * head_dim;
     };
     const auto value_at = [&](int32_t position) {
-        return kv.values + block_table[position / block_size] * block_stride + head_offset +
+        return kv.f16_values() + block_table[position / block_size] * block_stride + head_offset +
                static_cast<int64_t>(position % block_size) * head_dim;
     };
 

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ladder/kernels/cpu/chunked_attention_isa.h"
+#include "ladder/kernels/cpu/kv_rows.h"
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/util/check.h"
 
@@ -77,6 +78,22 @@ ChunkScratch carve_chunk_scratch(float* scratch, int32_t head_dim) {
     return out;
 }
 
+void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
+                     RowWindow window, const ChunkScratch& scratch) {
+    const int32_t head_dim = kv.head_dim;
+    const KvRowOps key_ops = kv_row_ops(isa, kv.key_type);
+    const KvRowOps value_ops = kv_row_ops(isa, kv.value_type);
+    const int64_t key_bytes = kv.key_row_bytes();
+    const int64_t value_bytes = kv.value_row_bytes();
+    for (int32_t j = 0; j < window.end - window.begin; ++j) {
+        const int32_t position = window.begin + j;
+        key_ops.decode(kv.row(kv.keys, key_bytes, block_table, kv_head, position),
+                       scratch.keys + static_cast<int64_t>(j) * head_dim, head_dim);
+        value_ops.decode(kv.row(kv.values, value_bytes, block_table, kv_head, position),
+                         scratch.values + static_cast<int64_t>(j) * head_dim, head_dim);
+    }
+}
+
 namespace {
 
 void check_tile(const AttentionTile& tile, const PagedKvLayer& kv) {
@@ -128,12 +145,15 @@ void merge_with(const ChunkOps& ops, const AttentionTile& tile, int32_t head_dim
     ops.finish(tile, head_dim, scratch);
 }
 
-template <const ChunkOps& ops>
+// any_type_ops runs a layer that is not F16 (the BF16 path reads F16 rows
+// straight into its pairs; the F32 paths dequantize any type). Both share
+// one merge, so partials of either merge alike.
+template <const ChunkOps& ops, const ChunkOps& any_type_ops>
 void attend_path(const AttentionTile& tile, const PagedKvLayer& kv, int32_t kv_head,
                  const int32_t* block_table, float scale, int32_t chunk_begin, int32_t chunk_end,
                  const ChunkPartials* partials, float* scratch) {
-    attend_with(ops, tile, kv, kv_head, block_table, scale, chunk_begin, chunk_end, partials,
-                scratch);
+    attend_with(kv.is_f16() ? ops : any_type_ops, tile, kv, kv_head, block_table, scale,
+                chunk_begin, chunk_end, partials, scratch);
 }
 
 template <const ChunkOps& ops>
@@ -142,11 +162,12 @@ void merge_path(const AttentionTile& tile, int32_t head_dim, const ChunkPartials
     merge_with(ops, tile, head_dim, partials, n_chunks, scratch);
 }
 
-const ChunkedAttentionKernels kScalar{"scalar", attend_path<kScalarChunkOps>,
+const ChunkedAttentionKernels kScalar{"scalar", attend_path<kScalarChunkOps, kScalarChunkOps>,
                                       merge_path<kScalarChunkOps>};
-const ChunkedAttentionKernels kAvx2{"avx2", attend_path<kAvx2ChunkOps>,
+const ChunkedAttentionKernels kAvx2{"avx2", attend_path<kAvx2ChunkOps, kAvx2ChunkOps>,
                                     merge_path<kAvx2ChunkOps>};
-const ChunkedAttentionKernels kAvx512Bf16{"avx512-bf16", attend_path<kAvx512Bf16ChunkOps>,
+const ChunkedAttentionKernels kAvx512Bf16{"avx512-bf16",
+                                          attend_path<kAvx512Bf16ChunkOps, kAvx2ChunkOps>,
                                           merge_path<kAvx512Bf16ChunkOps>};
 
 }  // namespace

@@ -20,14 +20,6 @@ namespace {
 
 constexpr float kMinExponent = -87.0f;  // as the reference clamps
 
-LADDER_AVX2 const uint16_t* paged_row(const uint16_t* pool, const int32_t* block_table,
-                                      const PagedKvLayer& kv, int32_t kv_head, int32_t position) {
-    const int64_t block = block_table[position / kv.block_size];
-    return pool +
-           ((block * kv.n_kv_heads + kv_head) * kv.block_size + position % kv.block_size) *
-               static_cast<int64_t>(kv.head_dim);
-}
-
 LADDER_AVX2 void load_queries(const AttentionTile& tile, int32_t head_dim,
                               const ChunkScratch& scratch) {
     for (int32_t r = 0; r < tile.n_rows(); ++r) {
@@ -35,23 +27,6 @@ LADDER_AVX2 void load_queries(const AttentionTile& tile, int32_t head_dim,
                          static_cast<int64_t>(r % tile.n_heads) * head_dim;
         std::memcpy(scratch.queries + static_cast<int64_t>(r) * head_dim, q,
                     sizeof(float) * static_cast<size_t>(head_dim));
-    }
-}
-
-// The chunk's K and V rows in F32, row j = position window.begin + j.
-LADDER_AVX2 void load_rows(const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
-                           RowWindow window, const ChunkScratch& scratch) {
-    const int32_t head_dim = kv.head_dim;
-    for (int32_t j = 0; j < window.end - window.begin; ++j) {
-        const uint16_t* key = paged_row(kv.keys, block_table, kv, kv_head, window.begin + j);
-        const uint16_t* value = paged_row(kv.values, block_table, kv, kv_head, window.begin + j);
-        for (int32_t d = 0; d < head_dim; d += 8) {
-            _mm256_store_ps(scratch.keys + j * head_dim + d,
-                            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(key + d))));
-            _mm256_store_ps(
-                scratch.values + j * head_dim + d,
-                _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(value + d))));
-        }
     }
 }
 
@@ -151,7 +126,8 @@ LADDER_AVX2 void attend_chunk(const AttentionTile& tile, const PagedKvLayer& kv,
                               const ChunkScratch& scratch) {
     const int32_t head_dim = kv.head_dim;
     const RowWindow window = tile_window(tile, chunk);
-    if (window.begin < window.end) load_rows(kv, kv_head, block_table, window, scratch);
+    if (window.begin < window.end)
+        load_chunk_rows(Isa::Avx2, kv, kv_head, block_table, window, scratch);
     for (int32_t r = 0; r < tile.n_rows(); ++r) {
         const RowWindow row = row_window(tile, r, chunk);
         scratch.sum[r] = 0.0f;

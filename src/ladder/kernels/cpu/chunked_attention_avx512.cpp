@@ -349,8 +349,8 @@ LADDER_AVX512_BF16 void attend_chunk(const AttentionTile& tile, const PagedKvLay
     const int32_t pair_group_begin = group_begin & ~1;
     const int32_t pair_group_end = std::min(kKeyGroups, (group_end + 1) & ~1);
 
-    const PagedRows key_rows(kv.keys, block_table, kv, kv_head);
-    const PagedRows value_rows(kv.values, block_table, kv, kv_head);
+    const PagedRows key_rows(kv.f16_keys(), block_table, kv, kv_head);
+    const PagedRows value_rows(kv.f16_values(), block_table, kv, kv_head);
     auto* keys = reinterpret_cast<uint32_t*>(scratch.keys);
     auto* values = reinterpret_cast<uint32_t*>(scratch.values);
     const auto* queries = reinterpret_cast<const uint32_t*>(scratch.queries);

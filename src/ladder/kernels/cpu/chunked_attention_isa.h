@@ -56,6 +56,12 @@ struct ChunkScratch {
 
 ChunkScratch carve_chunk_scratch(float* scratch, int32_t head_dim);
 
+// The F32 paths' chunk of K and V rows: position window.begin + j dequantized
+// (or widened from F16) into row j of scratch.keys and scratch.values, one
+// row at a time by the path's row ops, in any cache type.
+void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
+                     RowWindow window, const ChunkScratch& scratch);
+
 // One path's building blocks.
 struct ChunkOps {
     // The tile's queries into scratch.queries, in the form the path's dot product reads.

@@ -13,7 +13,6 @@
 
 #include "ladder/kernels/cpu/chunked_attention_isa.h"
 #include "ladder/kernels/cpu/fast_exp.h"
-#include "ladder/tensor/half.h"
 
 namespace ladder::kernels::cpu::detail {
 
@@ -36,14 +35,6 @@ float dot8(const float* a, const float* b, int32_t n) {
     return tree8(lane);
 }
 
-const uint16_t* paged_row(const uint16_t* pool, const int32_t* block_table, const PagedKvLayer& kv,
-                          int32_t kv_head, int32_t position) {
-    const int64_t block = block_table[position / kv.block_size];
-    return pool +
-           ((block * kv.n_kv_heads + kv_head) * kv.block_size + position % kv.block_size) *
-               static_cast<int64_t>(kv.head_dim);
-}
-
 void load_queries(const AttentionTile& tile, int32_t head_dim, const ChunkScratch& scratch) {
     for (int32_t r = 0; r < tile.n_rows(); ++r) {
         const float* q = tile.q + (r / tile.n_heads) * tile.token_stride +
@@ -59,14 +50,7 @@ void attend_chunk(const AttentionTile& tile, const PagedKvLayer& kv, int32_t kv_
     const int32_t head_dim = kv.head_dim;
     const RowWindow window = tile_window(tile, chunk);
     // The chunk's rows in F32 (exact), position window.begin + j at row j.
-    for (int32_t j = 0; j < window.end - window.begin; ++j) {
-        const uint16_t* key = paged_row(kv.keys, block_table, kv, kv_head, window.begin + j);
-        const uint16_t* value = paged_row(kv.values, block_table, kv, kv_head, window.begin + j);
-        for (int32_t d = 0; d < head_dim; ++d) {
-            scratch.keys[j * head_dim + d] = tensor::fp16_to_fp32(key[d]);
-            scratch.values[j * head_dim + d] = tensor::fp16_to_fp32(value[d]);
-        }
-    }
+    load_chunk_rows(Isa::Scalar, kv, kv_head, block_table, window, scratch);
     for (int32_t r = 0; r < tile.n_rows(); ++r) {
         const RowWindow row = row_window(tile, r, chunk);
         float* o = scratch.o + static_cast<int64_t>(r) * head_dim;

@@ -180,7 +180,6 @@ void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
               s.xb.data(), n_rows, pool);
 
     const cpu::RopeParams& rope = config_.is_local_layer(l) ? rope_local_ : rope_global_;
-    const KvCacheShape& shape = kv.shape();
     for (int64_t row = 0; row < n_rows; ++row) {
         float* q = s.q.data() + row * q_dim;
         float* k = s.k.data() + row * kv_dim;
@@ -193,10 +192,8 @@ void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
         // rounded to F16 there, so scaling the scores afterwards would differ
         // wherever the scale is not a power of two.
         for (int64_t i = 0; i < q_dim; ++i) q[i] *= config_.attention_scale;
-        cpu::store_kv(k, s.v.data() + row * kv_dim,
-                      batch.slot(static_cast<int32_t>(row), kv.in_window_group(l)),
-                      kv.keys(l, 0, 0), kv.values(l, 0, 0), shape.n_kv_heads, shape.block_size,
-                      shape.head_dim);
+        store_kv_row(k, s.v.data() + row * kv_dim,
+                     batch.slot(static_cast<int32_t>(row), kv.in_window_group(l)), kv, l);
     }
 }
 

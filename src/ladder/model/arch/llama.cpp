@@ -120,7 +120,6 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
         }
     }
 
-    const KvCacheShape& shape = kv.shape();
     for (int32_t l = 0; l < config_.n_layers; ++l) {
         const LayerWeights& layer = layers_[static_cast<size_t>(l)];
         const trace::Scope layer_scope("layer", "layer", {"layer", l});
@@ -147,9 +146,7 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
                 const int32_t position = batch.positions[static_cast<size_t>(row)];
                 cpu::rope(q, config_.n_heads, position, rope_);
                 cpu::rope(k, config_.n_kv_heads, position, rope_);
-                cpu::store_kv(k, v, batch.slots[static_cast<size_t>(row)], kv.keys(l, 0, 0),
-                              kv.values(l, 0, 0), shape.n_kv_heads, shape.block_size,
-                              shape.head_dim);
+                store_kv_row(k, v, batch.slots[static_cast<size_t>(row)], kv, l);
             }
         }
         {

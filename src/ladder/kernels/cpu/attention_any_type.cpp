@@ -1,0 +1,151 @@
+// Attention over a paged cache of any KV types (attend_heads_any_type): the
+// order llama.cpp's flash-attention CPU path runs for a quantized cache, one
+// K and one V row at a time through the row ops of kv_rows.h. The scores are
+// the key type's vec_dot (the AVX2 paths score Q8_0 keys eight at a time in
+// the same bits), the softmax is llama.cpp's online one (expf, in float).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ladder/kernels/cpu/attention.h"
+#include "ladder/kernels/cpu/attention_isa.h"
+#include "ladder/kernels/cpu/kv_rows.h"
+#include "ladder/kernels/cpu/vec_dot.h"
+#include "ladder/util/check.h"
+
+namespace ladder::kernels::cpu {
+
+namespace {
+
+// Heads handled per pass over the rows: each K and V row is read once for all of them.
+constexpr int32_t kHeadsPerPass = 8;
+// The widest dot-product form of a query row: F32.
+constexpr int64_t kMaxQueryRowBytes = int64_t{kMaxHeadDim} * 4;
+
+// scores[h * n_scores + i] = dot(key of position first_visible + i, query h)
+// * scale through the key type's vec_dot, one key at a time; the largest per head.
+void score_keys(const CpuKernels& kernels, const PagedKvLayer& kv, const int32_t* block_table,
+                int32_t kv_head, int32_t first_visible, int32_t n_scores, const uint8_t* q_rows,
+                int64_t q_row_stride, int32_t n_heads, float scale, float* scores,
+                float* max_scores) {
+    const VecDotFn dot = kernels.vec_dot(kv.key_type);
+    LADDER_CHECK(dot != nullptr, "no dot product for the key type");
+    std::fill_n(max_scores, n_heads, -std::numeric_limits<float>::infinity());
+    const int64_t key_bytes = kv.key_row_bytes();
+    for (int32_t i = 0; i < n_scores; ++i) {
+        const uint8_t* key = kv.row(kv.keys, key_bytes, block_table, kv_head, first_visible + i);
+        for (int32_t h = 0; h < n_heads; ++h) {
+            const float s = dot(key, q_rows + h * q_row_stride, kv.head_dim) * scale;
+            scores[h * n_scores + i] = s;
+            max_scores[h] = std::max(max_scores[h], s);
+        }
+    }
+}
+
+template <Isa kIsa>
+void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, int32_t first_visible,
+                 int32_t n_visible, const PagedKvLayer& kv, int32_t kv_head, float scale,
+                 float* scores, float* out) {
+    const CpuKernels& kernels = cpu_kernels_for(kIsa);
+    const int32_t head_dim = kv.head_dim;
+    const int32_t n_scores = n_visible - first_visible;
+    const QuantizeRowFn to_dot_type = kernels.quantize_row(tensor::vec_dot_type(kv.key_type));
+    LADDER_CHECK(to_dot_type != nullptr, "no quantizer for the key type's dot product");
+    const detail::KvRowOps value_ops = detail::kv_row_ops(kIsa, kv.value_type);
+    LADDER_CHECK(value_ops.decode != nullptr, "no decoder for the value type");
+
+    // Each query in the key type's dot form, as llama.cpp converts it.
+    alignas(64) uint8_t q_dot[kHeadsPerPass][kMaxQueryRowBytes];
+    for (int32_t h = 0; h < n_heads; ++h) to_dot_type(q + h * head_dim, q_dot[h], head_dim);
+
+    float max_scores[kHeadsPerPass];
+    if (kIsa != Isa::Scalar && kv.key_type == tensor::DType::Q8_0) {
+        detail::score_q8_0_keys_avx2(kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
+                                     kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
+    } else {
+        score_keys(kernels, kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
+                   kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
+    }
+    // llama.cpp's online softmax, key by key in position order: a new
+    // largest score rescales the running sum and weighted values by
+    // expf(old max - new max); any other weighs in with expf(s - max). Each V
+    // row is dequantized once for all the heads and weighted in F32 (fma).
+    // The max_scores above are not needed for this; the scorer returns them
+    // for free.
+    alignas(64) float acc[kHeadsPerPass][kMaxHeadDim];
+    alignas(64) float row[kMaxHeadDim];
+    float running_max[kHeadsPerPass];
+    float running_sum[kHeadsPerPass];
+    for (int32_t h = 0; h < n_heads; ++h) {
+        std::fill_n(acc[h], head_dim, 0.0f);
+        running_max[h] = -std::numeric_limits<float>::infinity();
+        running_sum[h] = 0.0f;
+    }
+    const int64_t value_bytes = kv.value_row_bytes();
+    for (int32_t i = 0; i < n_scores; ++i) {
+        value_ops.decode(kv.row(kv.values, value_bytes, block_table, kv_head, first_visible + i),
+                         row, head_dim);
+        for (int32_t h = 0; h < n_heads; ++h) {
+            const float s = scores[h * n_scores + i];
+            float old_weight = 1.0f;
+            float weight = 1.0f;
+            if (s > running_max[h]) {
+                old_weight = std::exp(running_max[h] - s);
+                running_max[h] = s;
+                for (int32_t d = 0; d < head_dim; ++d) acc[h][d] *= old_weight;
+            } else {
+                weight = std::exp(s - running_max[h]);
+            }
+            value_ops.weight(acc[h], row, weight, head_dim);
+            running_sum[h] = std::fma(running_sum[h], old_weight, weight);
+        }
+    }
+    for (int32_t h = 0; h < n_heads; ++h) {
+        const float inverse = running_sum[h] == 0.0f ? 0.0f : 1.0f / running_sum[h];
+        for (int32_t d = 0; d < head_dim; ++d) out[h * head_dim + d] = acc[h][d] * inverse;
+    }
+}
+
+template <Isa kIsa>
+void attend_heads_any(const float* q, int32_t n_heads, const int32_t* block_table,
+                      int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                      int32_t kv_head, float scale, float* scores, float* out) {
+    const int32_t head_dim = kv.head_dim;
+    LADDER_CHECK(head_dim <= kMaxHeadDim && head_dim % 32 == 0,
+                 "a quantized KV cache needs head_dim a multiple of 32, at most kMaxHeadDim");
+    const int32_t n_scores = n_visible - first_visible;
+    if (n_scores <= 0) {
+        std::fill_n(out, static_cast<size_t>(n_heads) * static_cast<size_t>(head_dim), 0.0f);
+        return;
+    }
+    for (int32_t h0 = 0; h0 < n_heads; h0 += kHeadsPerPass) {
+        const int32_t n = std::min(kHeadsPerPass, n_heads - h0);
+        attend_pass<kIsa>(q + h0 * head_dim, n, block_table, first_visible, n_visible, kv, kv_head,
+                          scale, scores + static_cast<int64_t>(h0) * n_scores, out + h0 * head_dim);
+    }
+}
+
+}  // namespace
+
+AttendHeadsFn attend_heads_any_type_for(Isa isa) {
+    LADDER_CHECK(isa_supported(isa, cpu_features()), "kernel path not supported by this CPU");
+    switch (isa) {
+        case Isa::Scalar:
+            return attend_heads_any<Isa::Scalar>;
+        case Isa::Avx2:
+            return attend_heads_any<Isa::Avx2>;
+        case Isa::Avx512:
+            return attend_heads_any<Isa::Avx512>;
+    }
+    return attend_heads_any<Isa::Scalar>;
+}
+
+void attend_heads_any_type(const float* q, int32_t n_heads, const int32_t* block_table,
+                           int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
+                           int32_t kv_head, float scale, float* scores, float* out) {
+    static const AttendHeadsFn chosen = attend_heads_any_type_for(cpu_kernels().isa);
+    chosen(q, n_heads, block_table, first_visible, n_visible, kv, kv_head, scale, scores, out);
+}
+
+}  // namespace ladder::kernels::cpu
