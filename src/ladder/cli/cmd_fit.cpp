@@ -151,20 +151,20 @@ std::string beyond_training(const tools::FitModel& model, int64_t context) {
     return fmt::format(" (beyond the trained {})", tools::with_commas(model.context_length));
 }
 
-void print_row(const std::string& label, const std::string& value) {
+void print_fit_row(const std::string& label, const std::string& value) {
     fmt::print("{:<13} {}\n", label, value);
 }
 
 void print_fit(const tools::FitModel& model, const tools::FitRequest& request,
                const tools::FitPlan& plan, const std::vector<tools::FitSuggestion>& suggestions) {
     const auto n_params = static_cast<double>(model.n_params);
-    print_row(
+    print_fit_row(
         "model",
         fmt::format("{} ({}), {:.2f} B parameters{}", model.name, model.source, n_params / 1e9,
                     model.context_length > 0
                         ? ", trained context " + tools::with_commas(model.context_length)
                         : ""));
-    print_row("weights",
+    print_fit_row("weights",
               fmt::format(
                   "{}: {} ({:.2f} GB){}", model.weights_type, tools::format_gib(plan.weights_bytes),
                   static_cast<double>(plan.weights_bytes) / 1e9,
@@ -179,19 +179,19 @@ void print_fit(const tools::FitModel& model, const tools::FitRequest& request,
         kv += fmt::format(" ({} of {} layers keep only the last {} tokens)", local,
                           model.layers.size(), tools::with_commas(model.sliding_window));
     }
-    print_row("KV cache", kv);
-    print_row(
+    print_fit_row("KV cache", kv);
+    print_fit_row(
         "memory",
         fmt::format("{} × {}: {} total, {} usable ({:.0f}%, less {} reserve each)",
                     request.n_devices, request.device_name, tools::format_gib(plan.memory_bytes),
                     tools::format_gib(plan.usable_bytes), request.memory_utilization * 100.0,
                     tools::format_gib(request.reserve_bytes)));
     if (plan.weights_fit) {
-        print_row("KV budget", tools::format_gib(plan.kv_budget_bytes));
-        print_row("sequences",
+        print_fit_row("KV budget", tools::format_gib(plan.kv_budget_bytes));
+        print_fit_row("sequences",
                   fmt::format("{} of {} tokens", sequences(plan.max_concurrent_sequences),
                               tools::with_commas(plan.context)));
-        print_row("max context",
+        print_fit_row("max context",
                   plan.max_context
                       ? fmt::format("{} tokens for {}{}", tools::with_commas(*plan.max_context),
                                     sequences(request.concurrency),
@@ -199,22 +199,22 @@ void print_fit(const tools::FitModel& model, const tools::FitRequest& request,
                       : "unbounded (every layer keeps only its window)");
     }
     if (plan.fits) {
-        print_row("fits", fmt::format("yes: {} of {} tokens", sequences(request.concurrency),
+        print_fit_row("fits", fmt::format("yes: {} of {} tokens", sequences(request.concurrency),
                                       tools::with_commas(plan.context)));
     } else if (!plan.weights_fit) {
-        print_row("fits", fmt::format("no: the weights need {} more than the usable memory",
+        print_fit_row("fits", fmt::format("no: the weights need {} more than the usable memory",
                                       tools::format_gib(plan.shortfall_bytes)));
     } else {
-        print_row("fits", fmt::format("no: the KV budget holds {} of {} tokens, not {}",
+        print_fit_row("fits", fmt::format("no: the KV budget holds {} of {} tokens, not {}",
                                       sequences(plan.max_concurrent_sequences),
                                       tools::with_commas(plan.context),
                                       tools::with_commas(request.concurrency)));
     }
     for (size_t i = 0; i < suggestions.size(); ++i) {
-        print_row(i == 0 ? "would fit" : "",
+        print_fit_row(i == 0 ? "would fit" : "",
                   fmt::format("{}  ({})", suggestions[i].flag, suggestions[i].reason));
     }
-    for (const auto& note : model.notes) print_row("note", note);
+    for (const auto& note : model.notes) print_fit_row("note", note);
 }
 
 void run_fit(const FitOptions& options) {

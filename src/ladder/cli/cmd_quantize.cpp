@@ -55,9 +55,9 @@ std::optional<tensor::DType> parse_tensor_type(const std::string& flag, const st
 
 // A bar that rewrites itself on a terminal; nothing into a pipe or file,
 // where the summary at the end says it all.
-class ProgressBar {
+class QuantizeProgressBar {
 public:
-    ProgressBar() : enabled_(isatty(STDERR_FILENO) != 0) {}
+    QuantizeProgressBar() : enabled_(isatty(STDERR_FILENO) != 0) {}
 
     void update(const tools::QuantizeProgress& p) {
         if (!enabled_) return;
@@ -105,7 +105,7 @@ void run_quantize(const QuantizeCommandOptions& options) {
         util::fail("model file '{}' does not exist", options.input);
     }
     util::ThreadPool pool(options.n_threads);
-    ProgressBar bar;
+    QuantizeProgressBar bar;
     const tools::QuantizeCallbacks callbacks{
         .warn =
             [&](const std::string& line) {

@@ -27,7 +27,7 @@ namespace ladder::cli {
 
 namespace {
 
-using json = nlohmann::ordered_json;  // fields print in the order written
+using ordered_json = nlohmann::ordered_json;  // fields print in the order written
 
 struct RooflineOptions {
     std::string model_path;
@@ -83,7 +83,7 @@ const char* bound_name(const tools::RooflinePoint& point) {
 void print_json(const tools::FitModel& shape, const tools::DecodeTraffic& traffic,
                 const MachineFigures& machine, const std::vector<tools::RooflinePoint>& points,
                 std::optional<int64_t> knee) {
-    json rows = json::array();
+    ordered_json rows = ordered_json::array();
     for (const auto& point : points) {
         rows.push_back({{"batch", point.batch},
                         {"ops_per_byte", point.ops_per_byte},
@@ -91,7 +91,7 @@ void print_json(const tools::FitModel& shape, const tools::DecodeTraffic& traffi
                         {"tokens_per_second", point.tokens_per_second},
                         {"tokens_per_second_per_sequence", point.tokens_per_second_per_sequence}});
     }
-    const json out = {
+    const ordered_json out = {
         {"model", shape.source},
         {"context", traffic.context},
         {"weight_bytes_per_step", traffic.weight_bytes_per_step},

@@ -79,6 +79,7 @@ std::string value_type_name(ValueType type);
 uint64_t value_type_size_bytes(ValueType type);
 
 // Limits on what a file may claim, beyond "fits in the file".
+inline constexpr uint32_t kMagic = 0x46554747;     // "GGUF" as a little-endian uint32
 inline constexpr uint32_t kMaxDims = 4;            // ggml's GGML_MAX_DIMS
 inline constexpr int kMaxArrayDepth = 8;           // arrays of arrays of ...
 inline constexpr uint64_t kDefaultAlignment = 32;  // when general.alignment is absent

@@ -12,7 +12,6 @@ namespace ladder::gguf {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian uint32
 constexpr uint64_t kMaxMetadataValues = uint64_t{1} << 23;
 constexpr size_t kMaxPrintableChars = 80;
 // Counts are bounded by the bytes left, but those include the tensor data of

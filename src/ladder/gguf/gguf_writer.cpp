@@ -15,8 +15,6 @@ namespace ladder::gguf {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" as a little-endian uint32
-
 uint64_t align_up(uint64_t offset, uint64_t alignment) {
     return (offset + alignment - 1) / alignment * alignment;
 }

@@ -2,14 +2,12 @@
 
 #include <array>
 
+#include "ladder/tensor/quant_blocks.h"
 #include "ladder/util/check.h"
 
 namespace ladder::tensor {
 
 namespace {
-
-constexpr int64_t kQK = 32;   // elements per block of the legacy quants
-constexpr int64_t kQKK = 256; // elements per super-block of the K-quants
 
 // Block sizes follow ggml's block_* structs (ggml-common.h).
 constexpr std::array kTraits = {

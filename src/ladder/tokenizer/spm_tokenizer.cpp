@@ -13,14 +13,14 @@ namespace {
 
 constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581 "▁"
 
-struct Symbol {
+struct SpmSymbol {
     int prev;
     int next;
     size_t begin;
     size_t size;  // 0 once merged into its left neighbour
 };
 
-struct Bigram {
+struct SpmBigram {
     int left;
     int right;
     float score;
@@ -29,7 +29,7 @@ struct Bigram {
 
 // Highest score first; among equal scores the leftmost pair.
 struct WorseBigram {
-    bool operator()(const Bigram& a, const Bigram& b) const {
+    bool operator()(const SpmBigram& a, const SpmBigram& b) const {
         return a.score < b.score || (a.score == b.score && a.left > b.left);
     }
 };
@@ -85,7 +85,7 @@ void SpmTokenizer::encode_text(std::string_view raw, bool after_special,
 
     // Symbols are characters by their lead byte, without validation: an
     // invalid sequence is one symbol that ends up as byte tokens.
-    std::vector<Symbol> symbols;
+    std::vector<SpmSymbol> symbols;
     for (size_t offset = 0; offset < text.size();) {
         const size_t size = std::min(text.size() - offset,
                                      utf8::sequence_length(static_cast<uint8_t>(text[offset])));
@@ -95,7 +95,7 @@ void SpmTokenizer::encode_text(std::string_view raw, bool after_special,
     }
 
     const std::vector<float>& scores = vocabulary().scores;
-    std::priority_queue<Bigram, std::vector<Bigram>, WorseBigram> queue;
+    std::priority_queue<SpmBigram, std::vector<SpmBigram>, WorseBigram> queue;
     const auto try_add = [&](int left, int right) {
         if (left < 0 || right < 0) return;
         const size_t size = symbols[left].size + symbols[right].size;
@@ -107,10 +107,10 @@ void SpmTokenizer::encode_text(std::string_view raw, bool after_special,
     for (int i = 1; i < static_cast<int>(symbols.size()); ++i) try_add(i - 1, i);
 
     while (!queue.empty()) {
-        const Bigram bigram = queue.top();
+        const SpmBigram bigram = queue.top();
         queue.pop();
-        Symbol& left = symbols[bigram.left];
-        Symbol& right = symbols[bigram.right];
+        SpmSymbol& left = symbols[bigram.left];
+        SpmSymbol& right = symbols[bigram.right];
         if (left.size == 0 || right.size == 0 || left.size + right.size != bigram.size) continue;
         left.size += right.size;
         right.size = 0;

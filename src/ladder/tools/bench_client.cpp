@@ -19,7 +19,6 @@ using Clock = std::chrono::steady_clock;
 // Enough of an error body for its message, and of a wrong body to show.
 constexpr size_t kKeptBodyBytes = 4096;
 constexpr size_t kQuotedBodyChars = 120;
-constexpr int kHttpOk = 200;
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();

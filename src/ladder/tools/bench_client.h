@@ -14,6 +14,8 @@
 
 namespace ladder::tools {
 
+inline constexpr int kHttpOk = 200;
+
 struct BenchTarget {
     BaseUrl url;
     std::string api_key;  // empty: no Authorization header

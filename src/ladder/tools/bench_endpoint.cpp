@@ -12,7 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kHttpOk = 200;
 constexpr int kHttpUnauthorized = 401;
 constexpr int kHttpForbidden = 403;
 constexpr int kHttpNotFound = 404;

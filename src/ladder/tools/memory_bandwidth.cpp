@@ -10,6 +10,7 @@
 
 #include "ladder/kernels/cpu/cpu_features.h"
 #include "ladder/tools/device_presets.h"
+#include "ladder/tools/fit.h"
 #include "ladder/tools/machine_info.h"
 #include "ladder/util/error.h"
 #include "ladder/util/thread_pool.h"
@@ -19,7 +20,6 @@ namespace ladder::tools {
 
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 // One task of a pass: large enough that claiming it costs nothing beside
 // reading it, small enough that threads finish a pass together.
 constexpr size_t kChunkBytes = size_t{1} << 20;

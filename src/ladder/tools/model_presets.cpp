@@ -14,7 +14,7 @@ namespace {
 // clang-format off
 // name, description, layers, dim, ffn, heads, kv heads, head dim, vocab, context,
 // tied, qkv bias, norms per layer, qk norm, sliding window, swa period
-constexpr std::array kPresets = {
+constexpr std::array kModelPresets = {
     // meta-llama/Meta-Llama-3-8B: 8,030,261,248 parameters.
     ModelPreset{"llama3-8b", "Llama 3 8B", 32, 4096, 14336, 32, 8, 128, 128256, 8192,
                 false, false, 2, false, 0, 0},
@@ -63,12 +63,12 @@ constexpr std::array kPresets = {
 }  // namespace
 
 std::span<const ModelPreset> model_presets() {
-    return kPresets;
+    return kModelPresets;
 }
 
 std::string model_preset_names() {
     std::string out;
-    for (const auto& preset : kPresets) {
+    for (const auto& preset : kModelPresets) {
         if (!out.empty()) out += ", ";
         out += preset.name;
     }
@@ -76,7 +76,7 @@ std::string model_preset_names() {
 }
 
 const ModelPreset& find_model_preset(std::string_view name) {
-    for (const auto& preset : kPresets) {
+    for (const auto& preset : kModelPresets) {
         if (preset.name == name) return preset;
     }
     util::fail("unknown model preset '{}'; valid: {}", name, model_preset_names());

@@ -9,7 +9,7 @@ namespace ladder::tools {
 
 namespace {
 
-const std::array kPresets = {
+const std::array kPricePresets = {
     // api-docs.deepseek.com/quick_start/pricing, February 2025 (standard
     // hours): deepseek-reasoner $0.55 miss, $0.14 hit, $2.19 output.
     PricePreset{"deepseek-r1", "DeepSeek-R1, February 2025", {0.55, 2.19, 0.14, std::nullopt}},
@@ -30,12 +30,12 @@ const std::array kPresets = {
 }  // namespace
 
 std::span<const PricePreset> price_presets() {
-    return kPresets;
+    return kPricePresets;
 }
 
 std::string price_preset_names() {
     std::string out;
-    for (const auto& preset : kPresets) {
+    for (const auto& preset : kPricePresets) {
         if (!out.empty()) out += ", ";
         out += preset.name;
     }
@@ -43,7 +43,7 @@ std::string price_preset_names() {
 }
 
 const PricePreset& find_price_preset(std::string_view name) {
-    for (const auto& preset : kPresets) {
+    for (const auto& preset : kPricePresets) {
         if (preset.name == name) return preset;
     }
     util::fail("unknown price preset '{}'; valid: {}", name, price_preset_names());

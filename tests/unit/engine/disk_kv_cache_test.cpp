@@ -13,7 +13,7 @@
 #include "ladder/engine/model_identity.h"
 
 namespace ladder::engine::testing {
-namespace {
+namespace disk_kv_cache_test {
 
 namespace fs = std::filesystem;
 
@@ -222,5 +222,5 @@ TEST_F(EngineTest, DiskTierServesAPrefixAfterARestart) {
     for (const fs::path& file : dir.files()) EXPECT_GT(fs::file_size(file), 100u) << file;
 }
 
-}  // namespace
+}  // namespace disk_kv_cache_test
 }  // namespace ladder::engine::testing

@@ -10,7 +10,7 @@
 #include "ladder/engine/grammar_compiler.h"
 
 namespace ladder::engine::testing {
-namespace {
+namespace grammar_test {
 
 using json = nlohmann::json;
 
@@ -188,5 +188,5 @@ TEST_F(GrammarTest, SizeAndTimeLimitsRefuse) {
     }
 }
 
-}  // namespace
+}  // namespace grammar_test
 }  // namespace ladder::engine::testing

@@ -19,7 +19,7 @@
 #include "ladder/util/timer.h"
 
 namespace ladder::engine::testing {
-namespace {
+namespace kv_remote_test {
 
 const model::KvCacheShape kShape{2, 1, 4, 4, 2};  // layers, kv heads, head_dim, block size, blocks
 const kv::BlockHash kHash{0x1234, 0x5678};
@@ -275,5 +275,5 @@ TEST(RemoteKvCacheTest, KeysNameModelShapeTypeAndHash) {
               "00000000000000010000000000000002");
 }
 
-}  // namespace
+}  // namespace kv_remote_test
 }  // namespace ladder::engine::testing

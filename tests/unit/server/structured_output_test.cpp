@@ -9,7 +9,7 @@
 #include "ladder/server/tool_request.h"
 
 namespace ladder::server {
-namespace {
+namespace structured_output_test {
 
 using json = nlohmann::json;
 using Kind = engine::GrammarSpec::Kind;
@@ -235,5 +235,5 @@ TEST(ToolRequest, RefusesBadToolsNamingTheField) {
     EXPECT_EQ(rejected({{"tools", {{{"type", "retrieval"}}}}}), "tools[0]");
 }
 
-}  // namespace
+}  // namespace structured_output_test
 }  // namespace ladder::server

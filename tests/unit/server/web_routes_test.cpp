@@ -12,7 +12,7 @@
 #include "ladder/server/web_assets.h"
 
 namespace ladder::server {
-namespace {
+namespace web_routes_test {
 
 const std::vector<ApiKey> kKeys{{"key", "tenant"}};
 
@@ -119,5 +119,5 @@ TEST(WebRoutes, AssetsCarryDistinctPaths) {
     EXPECT_TRUE(paths.contains("/"));
 }
 
-}  // namespace
+}  // namespace web_routes_test
 }  // namespace ladder::server

@@ -19,7 +19,7 @@
 #include "ladder/tensor/reference_ops.h"
 
 namespace ladder::tensor {
-namespace {
+namespace quant_golden_test {
 
 using nlohmann::json;
 
@@ -144,5 +144,5 @@ TEST(QuantGolden, vec_dot_matches_ggml_generic_dot_products) {
     EXPECT_EQ(n_cases, 10) << "one case per quantized weight type";
 }
 
-}  // namespace
+}  // namespace quant_golden_test
 }  // namespace ladder::tensor

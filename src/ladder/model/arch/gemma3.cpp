@@ -74,7 +74,7 @@ ModelConfig read_gemma3_config(const gguf::GgufFile& file) {
     return config;
 }
 
-struct LayerWeights {
+struct Gemma3LayerWeights {
     const float* attn_norm;       // [dim]
     WeightMatrix wq;              // [q_dim, dim]
     WeightMatrix wk;              // [kv_dim, dim]
@@ -106,7 +106,7 @@ private:
     // q, k, v of every row from the normed input xb; q and k normed per head,
     // rotated, q scaled; k and v stored in the cache.
     void project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t layer, util::ThreadPool& pool);
-    void mlp(const LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool);
+    void mlp(const Gemma3LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool);
     void rms_norm_rows(const float* x, const float* weight, float* out, int64_t n_rows,
                        int64_t n) const;
 
@@ -115,7 +115,7 @@ private:
     WeightMatrix token_embd_;  // [vocab_size, dim]
     WeightMatrix output_;      // [vocab_size, dim] (token_embd_ when tied)
     const float* output_norm_ = nullptr;
-    std::vector<LayerWeights> layers_;
+    std::vector<Gemma3LayerWeights> layers_;
     cpu::RopeParams rope_global_;
     cpu::RopeParams rope_local_;
     ForwardScratch scratch_;
@@ -132,7 +132,7 @@ void Gemma3Model::load_weights(const gguf::GgufFile& file) {
     layers_.resize(static_cast<size_t>(config_.n_layers));
     for (int32_t i = 0; i < config_.n_layers; ++i) {
         const std::string prefix = "blk." + std::to_string(i) + ".";
-        LayerWeights& layer = layers_[static_cast<size_t>(i)];
+        Gemma3LayerWeights& layer = layers_[static_cast<size_t>(i)];
         // Gemma's norms scale by (1 + w); the GGUF converter stores 1 + w, so
         // these are used as they are.
         layer.attn_norm = loader.vector(prefix + "attn_norm.weight", dim);
@@ -170,7 +170,7 @@ void Gemma3Model::rms_norm_rows(const float* x, const float* weight, float* out,
 
 void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
                               util::ThreadPool& pool) {
-    const LayerWeights& layer = layers_[static_cast<size_t>(l)];
+    const Gemma3LayerWeights& layer = layers_[static_cast<size_t>(l)];
     ForwardScratch& s = scratch_;
     const int64_t n_rows = batch.n_tokens();
     const int64_t q_dim = config_.q_dim();
@@ -197,7 +197,7 @@ void Gemma3Model::project_qkv(const Batch& batch, KvCacheStorage& kv, int32_t l,
     }
 }
 
-void Gemma3Model::mlp(const LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool) {
+void Gemma3Model::mlp(const Gemma3LayerWeights& layer, int64_t n_rows, util::ThreadPool& pool) {
     ForwardScratch& s = scratch_;
     s.project({{&layer.w_gate, s.gate.data()}, {&layer.w_up, s.up.data()}}, s.xb.data(), n_rows,
               pool);
@@ -228,7 +228,7 @@ void Gemma3Model::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPo
     }
 
     for (int32_t l = 0; l < config_.n_layers; ++l) {
-        const LayerWeights& layer = layers_[static_cast<size_t>(l)];
+        const Gemma3LayerWeights& layer = layers_[static_cast<size_t>(l)];
         const trace::Scope layer_scope("layer", "layer", {"layer", l});
         {
             const trace::Scope scope("op", "norm", {"layer", l});

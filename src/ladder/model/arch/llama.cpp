@@ -25,7 +25,7 @@ namespace {
 namespace cpu = kernels::cpu;
 namespace trace = util::trace;
 
-struct LayerWeights {
+struct LlamaLayerWeights {
     const float* attn_norm;     // [dim]
     WeightMatrix wq;            // [q_dim, dim]
     WeightMatrix wk;            // [kv_dim, dim]
@@ -59,7 +59,7 @@ private:
     WeightMatrix token_embd_;  // [vocab_size, dim]
     WeightMatrix output_;      // [vocab_size, dim] (token_embd_ when tied)
     const float* output_norm_ = nullptr;
-    std::vector<LayerWeights> layers_;
+    std::vector<LlamaLayerWeights> layers_;
     cpu::RopeParams rope_;
     ForwardScratch scratch_;
 };
@@ -74,7 +74,7 @@ void LlamaModel::load_weights(const gguf::GgufFile& file) {
     layers_.resize(static_cast<size_t>(config_.n_layers));
     for (int32_t i = 0; i < config_.n_layers; ++i) {
         const std::string prefix = "blk." + std::to_string(i) + ".";
-        LayerWeights& layer = layers_[static_cast<size_t>(i)];
+        LlamaLayerWeights& layer = layers_[static_cast<size_t>(i)];
         layer.attn_norm = loader.vector(prefix + "attn_norm.weight", dim);
         layer.wq = loader.matrix(prefix + "attn_q.weight", config_.q_dim(), dim);
         layer.wk = loader.matrix(prefix + "attn_k.weight", config_.kv_dim(), dim);
@@ -121,7 +121,7 @@ void LlamaModel::forward(const Batch& batch, KvCacheStorage& kv, util::ThreadPoo
     }
 
     for (int32_t l = 0; l < config_.n_layers; ++l) {
-        const LayerWeights& layer = layers_[static_cast<size_t>(l)];
+        const LlamaLayerWeights& layer = layers_[static_cast<size_t>(l)];
         const trace::Scope layer_scope("layer", "layer", {"layer", l});
         {
             const trace::Scope scope("op", "norm", {"layer", l});
