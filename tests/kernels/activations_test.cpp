@@ -19,7 +19,7 @@
 #include "ladder/kernels/cpu/fast_exp_avx2.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace activations_test {
 
 bool has_avx2() { return isa_supported(Isa::Avx2, cpu_features()); }
 
@@ -157,5 +157,5 @@ TEST(SiluMul, avx2_matches_scalar_bit_for_bit_including_tails) {
     }
 }
 
-}  // namespace
+}  // namespace activations_test
 }  // namespace ladder::kernels::cpu

@@ -19,7 +19,7 @@
 #include "paged_cache.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace attention_test {
 
 using testing::PagedCache;
 using testing::random_query;
@@ -241,5 +241,5 @@ TEST(Attention, fast_softmax_sums_match_scalar_bit_for_bit) {
     EXPECT_GT(n_groupings_that_matter, 10);
 }
 
-}  // namespace
+}  // namespace attention_test
 }  // namespace ladder::kernels::cpu

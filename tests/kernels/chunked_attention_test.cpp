@@ -18,7 +18,7 @@
 #include "paged_cache.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace chunked_attention_test {
 
 using testing::PagedCache;
 
@@ -264,5 +264,5 @@ TEST(ChunkedAttention, rows_that_see_nothing_get_zeros) {
     }
 }
 
-}  // namespace
+}  // namespace chunked_attention_test
 }  // namespace ladder::kernels::cpu

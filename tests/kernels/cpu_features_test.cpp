@@ -12,7 +12,7 @@
 #include "ladder/util/error.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace cpu_features_test {
 
 std::set<std::string> proc_cpuinfo_flags() {
     std::ifstream in("/proc/cpuinfo");
@@ -91,5 +91,5 @@ TEST(CpuKernels, chosen_table_is_a_supported_path) {
     EXPECT_TRUE(isa_supported(k.isa, cpu_features()));
 }
 
-}  // namespace
+}  // namespace cpu_features_test
 }  // namespace ladder::kernels::cpu

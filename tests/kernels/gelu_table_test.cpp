@@ -14,7 +14,7 @@
 #include "ladder/tensor/half.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace gelu_table_test {
 
 double gelu_tanh(double x) {
     const double inner = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
@@ -93,5 +93,5 @@ TEST(GeluTable, every_path_gives_the_scalar_reference_bits) {
     }
 }
 
-}  // namespace
+}  // namespace gelu_table_test
 }  // namespace ladder::kernels::cpu

@@ -14,7 +14,7 @@
 #include "random_rows.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace gemm_test {
 
 using tensor::DType;
 using namespace testing;
@@ -173,5 +173,5 @@ TEST(Gemm, matmul_equals_the_single_row_kernel_for_any_t_and_thread_count) {
     }
 }
 
-}  // namespace
+}  // namespace gemm_test
 }  // namespace ladder::kernels::cpu

@@ -12,7 +12,7 @@
 #include "random_rows.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace matmul_test {
 
 using tensor::DType;
 using namespace testing;
@@ -129,5 +129,5 @@ TEST(QuantizeActivations, rows_are_back_to_back_in_the_callers_buffer) {
     EXPECT_EQ(std::memcmp(q.row(2), want.data(), want.size()), 0);
 }
 
-}  // namespace
+}  // namespace matmul_test
 }  // namespace ladder::kernels::cpu

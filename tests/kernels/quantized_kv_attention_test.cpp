@@ -21,7 +21,7 @@
 #include "ladder/tensor/reference_ops.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace quantized_kv_attention_test {
 
 using tensor::DType;
 
@@ -309,5 +309,5 @@ TEST(QuantizedKv, fast_path_matches_attention_in_double_on_the_dequantized_cache
     }
 }
 
-}  // namespace
+}  // namespace quantized_kv_attention_test
 }  // namespace ladder::kernels::cpu

@@ -14,7 +14,7 @@
 #include "random_rows.h"
 
 namespace ladder::kernels::cpu {
-namespace {
+namespace vec_dot_test {
 
 using tensor::DType;
 using namespace testing;
@@ -209,5 +209,5 @@ TEST(QuantizeRow, fast_paths_write_the_reference_bytes) {
     }
 }
 
-}  // namespace
+}  // namespace vec_dot_test
 }  // namespace ladder::kernels::cpu

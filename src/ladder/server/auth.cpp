@@ -5,35 +5,19 @@
 #include <optional>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/http_message.h"
 
 namespace ladder::server {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-    return text;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-        const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
-        if (lower(a[i]) != lower(b[i])) return false;
-    }
-    return true;
-}
-
 // The credentials of "Bearer <token>", or nullopt for any other scheme.
 std::optional<std::string_view> bearer_token(std::string_view authorization) {
-    authorization = trim(authorization);
+    authorization = trim_ows(authorization);
     const size_t space = authorization.find_first_of(" \t");
     if (space == std::string_view::npos) return std::nullopt;
     if (!equals_ignoring_case(authorization.substr(0, space), "bearer")) return std::nullopt;
-    return trim(authorization.substr(space));
+    return trim_ows(authorization.substr(space));
 }
 
 }  // namespace
@@ -46,11 +30,14 @@ std::vector<ApiKey> read_api_key_file(const std::string& path) {
     int line_number = 0;
     for (std::string line; std::getline(file, line);) {
         ++line_number;
-        const std::string_view text = trim(line);
+        // A file written on Windows ends its lines with "\r\n".
+        std::string_view text = line;
+        if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+        text = trim_ows(text);
         if (text.empty() || text.front() == '#') continue;
         const size_t space = text.find_first_of(" \t");
         std::string key(text.substr(0, space));
-        const std::string name(space == std::string_view::npos ? "" : trim(text.substr(space)));
+        const std::string name(space == std::string_view::npos ? "" : trim_ows(text.substr(space)));
         if (const auto [it, fresh] = line_of_key.emplace(key, line_number); !fresh) {
             util::fail("--api-key-file: '{}' line {}: the key of line {} again", path, line_number,
                        it->second);
@@ -85,7 +72,7 @@ const ApiKey* find_api_key(std::span<const ApiKey> keys, std::string_view author
 
 std::string authenticate(std::span<const ApiKey> keys, std::string_view authorization) {
     if (keys.empty()) return "";
-    if (trim(authorization).empty()) {
+    if (trim_ows(authorization).empty()) {
         throw ApiError(401, "invalid_request_error",
                        "missing API key: send the header 'Authorization: Bearer KEY'", "",
                        "invalid_api_key");

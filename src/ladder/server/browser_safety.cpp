@@ -15,12 +15,6 @@ namespace {
 // How long a browser may cache a preflight's answer.
 constexpr const char* kPreflightMaxAgeSeconds = "600";
 
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
-
 std::string lower(std::string_view text) {
     std::string out(text);
     std::transform(out.begin(), out.end(), out.begin(),
@@ -35,7 +29,7 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 // The port of a Host value or URL authority ("host:8080", "[::1]:8080"),
 // or fallback when it names none.
 std::string port_of(std::string_view authority, std::string_view fallback) {
-    authority = trim(authority);
+    authority = trim_ows(authority);
     const size_t bracket = authority.rfind(']');
     const size_t colon = authority.rfind(':');
     const bool has_port =
@@ -73,7 +67,7 @@ bool same_origin(std::string_view origin, std::string_view host_header) {
 }  // namespace
 
 std::string host_name_of(std::string_view host_header) {
-    std::string_view value = trim(host_header);
+    std::string_view value = trim_ows(host_header);
     std::string_view host = value;
     if (!value.empty() && value.front() == '[') {
         const size_t close = value.find(']');
@@ -106,7 +100,7 @@ void check_host(const HttpRequest& request, const BrowserPolicy& policy) {
     const std::string& value = request.headers.get("Host");
     const std::string host = host_name_of(value);
     if (is_loopback_name(host) || listed(policy.allowed_hosts, host) ||
-        listed(policy.allowed_hosts, trim(value))) {
+        listed(policy.allowed_hosts, trim_ows(value))) {
         return;
     }
     if (!policy.loopback_listen && policy.allowed_hosts.empty()) return;
@@ -121,7 +115,7 @@ void check_host(const HttpRequest& request, const BrowserPolicy& policy) {
 
 OriginCheck check_origin(const HttpRequest& request, const BrowserPolicy& policy) {
     if (!request.headers.has("Origin")) return OriginCheck::None;
-    const std::string origin = without_trailing_slash(trim(request.headers.get("Origin")));
+    const std::string origin = without_trailing_slash(trim_ows(request.headers.get("Origin")));
     if (listed(policy.allowed_origins, origin)) return OriginCheck::Allowed;
     if (same_origin(origin, request.headers.get("Host"))) return OriginCheck::SameOrigin;
     return OriginCheck::Refused;
@@ -163,14 +157,14 @@ void answer_preflight(const HttpRequest& request, const std::vector<std::string>
 
 void add_cors_headers(const HttpRequest& request, HttpResponse& response) {
     response.set_header("Access-Control-Allow-Origin",
-                        std::string(trim(request.headers.get("Origin"))));
+                        std::string(trim_ows(request.headers.get("Origin"))));
     response.set_header("Vary", "Origin");
 }
 
 void check_json_content_type(const HttpRequest& request) {
     if (request.method != "POST") return;
     const std::string& value = request.headers.get("Content-Type");
-    const std::string media_type = lower(trim(std::string_view(value).substr(0, value.find(';'))));
+    const std::string media_type = lower(trim_ows(std::string_view(value).substr(0, value.find(';'))));
     if (media_type == "application/json") return;
     throw ApiError(415, "invalid_request_error",
                    fmt::format("the request body must be JSON with 'Content-Type: "

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/request_fields.h"
 #include "ladder/server/reasoning_parser.h"
 
 namespace ladder::server {
@@ -18,14 +19,8 @@ using ordered_json = nlohmann::ordered_json;
 constexpr std::array<std::string_view, 5> kRoles = {"system", "developer", "user", "assistant",
                                                     "tool"};
 
-const json* field(const json& body, const char* name) {
-    const auto it = body.find(name);
-    if (it == body.end() || it->is_null()) return nullptr;
-    return &*it;
-}
-
 bool bool_field(const json& body, const char* name, bool fallback) {
-    const json* value = field(body, name);
+    const json* value = non_null_field(body, name);
     if (value == nullptr) return fallback;
     if (!value->is_boolean()) invalid_param(name, fmt::format("'{}' must be true or false", name));
     return value->get<bool>();
@@ -33,7 +28,7 @@ bool bool_field(const json& body, const char* name, bool fallback) {
 
 // Text parts are joined into one string, which every template reads.
 std::string message_content(const json& message) {
-    const json* content = field(message, "content");
+    const json* content = non_null_field(message, "content");
     if (content == nullptr) return "";  // an assistant turn with tool calls may have none
     if (content->is_string()) return content->get<std::string>();
     if (!content->is_array())
@@ -57,13 +52,13 @@ ordered_json tool_calls_of(const json& calls) {
     if (!calls.is_array()) invalid_param("messages", "'tool_calls' must be a list");
     ordered_json out = ordered_json::array();
     for (const json& call : calls) {
-        const json* function = call.is_object() ? field(call, "function") : nullptr;
+        const json* function = call.is_object() ? non_null_field(call, "function") : nullptr;
         if (function == nullptr || !function->is_object() || !function->contains("name") ||
             !(*function)["name"].is_string()) {
             invalid_param("messages", "each tool call needs a 'function' with a string 'name'");
         }
         ordered_json converted = call;
-        if (const json* arguments = field(*function, "arguments"); arguments != nullptr) {
+        if (const json* arguments = non_null_field(*function, "arguments"); arguments != nullptr) {
             if (arguments->is_string()) {
                 json parsed = json::parse(arguments->get<std::string>(), nullptr, false);
                 if (parsed.is_discarded()) {
@@ -96,7 +91,7 @@ ordered_json message_of(const json& message) {
     ordered_json out = message;
     out["role"] = role;
     out["content"] = message_content(message);
-    if (const json* calls = field(message, "tool_calls"); calls != nullptr) {
+    if (const json* calls = non_null_field(message, "tool_calls"); calls != nullptr) {
         out["tool_calls"] = tool_calls_of(*calls);
     }
     return out;
@@ -105,20 +100,20 @@ ordered_json message_of(const json& message) {
 }  // namespace
 
 tokenizer::ChatInputs parse_chat_inputs(const json& body) {
-    const json* messages = field(body, "messages");
+    const json* messages = non_null_field(body, "messages");
     if (messages == nullptr || !messages->is_array() || messages->empty()) {
         invalid_param("messages", "'messages' must be a non-empty list of messages");
     }
     tokenizer::ChatInputs inputs;
     for (const json& message : *messages) inputs.messages.push_back(message_of(message));
-    if (const json* tools = field(body, "tools"); tools != nullptr) {
+    if (const json* tools = non_null_field(body, "tools"); tools != nullptr) {
         if (!tools->is_array() || !std::all_of(tools->begin(), tools->end(),
                                                [](const json& t) { return t.is_object(); })) {
             invalid_param("tools", "'tools' must be a list of tool objects");
         }
         inputs.tools = *tools;
     }
-    if (const json* kwargs = field(body, "chat_template_kwargs"); kwargs != nullptr) {
+    if (const json* kwargs = non_null_field(body, "chat_template_kwargs"); kwargs != nullptr) {
         if (!kwargs->is_object()) {
             invalid_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
         }
@@ -130,7 +125,7 @@ tokenizer::ChatInputs parse_chat_inputs(const json& body) {
         }
         inputs.kwargs = *kwargs;
     }
-    if (field(body, "chat_template") != nullptr) {
+    if (non_null_field(body, "chat_template") != nullptr) {
         invalid_param("chat_template",
                       "a chat template per request is not supported: the server renders the "
                       "model's (choose another with --chat-template or --chat-template-file)");

@@ -17,6 +17,13 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) {
                                               [](char x, char y) { return lower(x) == lower(y); });
 }
 
+std::string_view trim_ows(std::string_view text) {
+    const auto is_ows = [](char c) { return c == ' ' || c == '\t'; };
+    while (!text.empty() && is_ows(text.front())) text.remove_prefix(1);
+    while (!text.empty() && is_ows(text.back())) text.remove_suffix(1);
+    return text;
+}
+
 const std::string& HttpHeaders::get(std::string_view name) const {
     for (const auto& [key, value] : fields_) {
         if (equals_ignoring_case(key, name)) return value;

@@ -34,6 +34,9 @@ private:
 };
 
 bool equals_ignoring_case(std::string_view a, std::string_view b);
+// text without the spaces and tabs around it (the optional whitespace
+// around a field value and its list items, RFC 9110 5.6.3).
+std::string_view trim_ows(std::string_view text);
 
 struct HttpRequest {
     std::string method;  // "GET", "POST", ... as sent

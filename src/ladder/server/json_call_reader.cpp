@@ -9,8 +9,6 @@ namespace ladder::server {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 // The keys an object that writes a call may start with; any other first key
 // means it is some other JSON (an answer), not a call.
 constexpr std::array<std::string_view, 5> kCallKeys = {"name", "arguments", "parameters", "type",
@@ -20,7 +18,7 @@ constexpr std::array<std::string_view, 5> kCallKeys = {"name", "arguments", "par
 
 JsonValueScanner::Step JsonValueScanner::feed(char c) {
     if (!started_) {
-        if (is_space(c)) return Step::Inside;
+        if (is_json_space(c)) return Step::Inside;
         started_ = true;
         if (c == '{' || c == '[') {
             depth_ = 1;
@@ -34,7 +32,7 @@ JsonValueScanner::Step JsonValueScanner::feed(char c) {
         return Step::Inside;
     }
     if (scalar_) {
-        const bool delimiter = is_space(c) || c == ',' || c == '}' || c == ']' || c == ';';
+        const bool delimiter = is_json_space(c) || c == ',' || c == '}' || c == ']' || c == ';';
         return delimiter ? Step::EndedBefore : Step::Inside;
     }
     if (in_string_) {
@@ -62,12 +60,12 @@ JsonCallReader::Status JsonCallReader::feed(char c) {
     if (status_ != Status::Reading) return status_;
     switch (expect_) {
         case Expect::ObjectStart:
-            if (is_space(c)) break;
+            if (is_json_space(c)) break;
             if (c != '{') return status_ = Status::NotACall;
             expect_ = Expect::KeyOrEnd;
             break;
         case Expect::KeyOrEnd:
-            if (is_space(c)) break;
+            if (is_json_space(c)) break;
             if (c == '}') return status_ = name_done_ ? Status::Done : Status::NotACall;
             if (c != '"') return status_ = Status::NotACall;
             key_.clear();
@@ -91,7 +89,7 @@ JsonCallReader::Status JsonCallReader::feed(char c) {
             }
             break;
         case Expect::Colon:
-            if (is_space(c)) break;
+            if (is_json_space(c)) break;
             if (c != ':') return status_ = Status::NotACall;
             if (key_ == "name" && !name_done_) {
                 role_ = ValueRole::Name;
@@ -108,7 +106,7 @@ JsonCallReader::Status JsonCallReader::feed(char c) {
             feed_value(c);
             break;
         case Expect::CommaOrEnd:
-            if (is_space(c)) break;
+            if (is_json_space(c)) break;
             if (c == ',') {
                 expect_ = Expect::KeyOrEnd;
             } else if (c == '}') {

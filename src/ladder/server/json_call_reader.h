@@ -10,6 +10,9 @@
 
 namespace ladder::server {
 
+// Whitespace between JSON tokens (RFC 8259).
+inline bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
 // Where one JSON value ends, fed a character at a time: objects and arrays at
 // their closing bracket, strings at their closing quote, numbers and literals
 // at the first character after them (which is not part of the value).

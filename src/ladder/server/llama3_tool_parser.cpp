@@ -4,14 +4,13 @@
 // shape is content.
 #include <utility>
 
+#include "ladder/server/json_call_reader.h"
 #include "ladder/server/marker_scanner.h"
 #include "ladder/server/tool_call_formats.h"
 
 namespace ladder::server {
 
 namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 class Llama3JsonParser final : public ToolCallParser {
 public:
@@ -24,7 +23,7 @@ private:
         switch (state_) {
             case State::Start:
                 // A bare call can only open the output.
-                if (is_space(c)) {
+                if (is_json_space(c)) {
                     leading_ += c;
                     return;
                 }
@@ -52,7 +51,7 @@ private:
                 feed_object(c);
                 return;
             case State::Between:
-                if (is_space(c)) return;
+                if (is_json_space(c)) return;
                 if (c == ';') {
                     begin_call(";");
                     state_ = State::Call;

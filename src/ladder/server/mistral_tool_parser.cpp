@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "ladder/server/json_call_reader.h"
 #include "ladder/server/marker_scanner.h"
 #include "ladder/server/tool_call_formats.h"
 
@@ -16,8 +17,6 @@ namespace {
 constexpr const char* kMarker = "[TOOL_CALLS]";
 // A function name longer than this after [TOOL_CALLS] is no name.
 constexpr size_t kMaxNameBytes = 256;
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 std::string trimmed(std::string_view text) {
     const size_t first = text.find_first_not_of(" \t\r\n");
@@ -50,7 +49,7 @@ private:
                 return;
             }
             case State::AfterMarker:
-                if (is_space(c)) {
+                if (is_json_space(c)) {
                     raw_ += c;
                     return;
                 }
@@ -68,7 +67,7 @@ private:
                 }
                 return;
             case State::List:
-                if (is_space(c)) {
+                if (is_json_space(c)) {
                     raw_ += c;
                     return;
                 }
@@ -84,7 +83,7 @@ private:
                 feed_object(c, State::ListNext);
                 return;
             case State::ListNext:
-                if (is_space(c)) return;
+                if (is_json_space(c)) return;
                 if (c == ',') {
                     state_ = State::List;
                 } else if (c == ']') {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/request_fields.h"
 #include "ladder/server/chat_prompt.h"
 #include "ladder/server/structured_output.h"
 #include "ladder/server/tool_request.h"
@@ -22,14 +23,8 @@ constexpr int32_t kMaxCompletionLogprobs = 5;
 constexpr int32_t kMaxTopLogprobs = 20;
 
 // A field that is absent or null is not set.
-const json* field(const json& body, const char* name) {
-    const auto it = body.find(name);
-    if (it == body.end() || it->is_null()) return nullptr;
-    return &*it;
-}
-
 std::optional<double> number_field(const json& body, const char* name, double min, double max) {
-    const json* value = field(body, name);
+    const json* value = non_null_field(body, name);
     if (value == nullptr) return std::nullopt;
     if (!value->is_number()) invalid_param(name, fmt::format("'{}' must be a number", name));
     const double number = value->get<double>();
@@ -41,7 +36,7 @@ std::optional<double> number_field(const json& body, const char* name, double mi
 }
 
 std::optional<int64_t> integer_field(const json& body, const char* name, int64_t min, int64_t max) {
-    const json* value = field(body, name);
+    const json* value = non_null_field(body, name);
     if (value == nullptr) return std::nullopt;
     if (!value->is_number_integer())
         invalid_param(name, fmt::format("'{}' must be an integer", name));
@@ -57,14 +52,14 @@ std::optional<int64_t> integer_field(const json& body, const char* name, int64_t
 }
 
 std::optional<bool> bool_field(const json& body, const char* name) {
-    const json* value = field(body, name);
+    const json* value = non_null_field(body, name);
     if (value == nullptr) return std::nullopt;
     if (!value->is_boolean()) invalid_param(name, fmt::format("'{}' must be true or false", name));
     return value->get<bool>();
 }
 
 std::optional<std::string> string_field(const json& body, const char* name) {
-    const json* value = field(body, name);
+    const json* value = non_null_field(body, name);
     if (value == nullptr) return std::nullopt;
     if (!value->is_string()) invalid_param(name, fmt::format("'{}' must be a string", name));
     return value->get<std::string>();
@@ -94,7 +89,7 @@ void parse_sampling(const json& body, engine::SamplingParams& sampling) {
 }
 
 engine::StopStrings parse_stop(const json& body) {
-    const json* value = field(body, "stop");
+    const json* value = non_null_field(body, "stop");
     if (value == nullptr) return {};
     const auto too_long = [](const std::string& stop) {
         if (stop.size() > engine::kMaxStopStringBytes) {
@@ -120,7 +115,7 @@ engine::StopStrings parse_stop(const json& body) {
 }
 
 std::set<engine::TokenId> parse_stop_token_ids(const json& body, int32_t vocab_size) {
-    const json* ids = field(body, "stop_token_ids");
+    const json* ids = non_null_field(body, "stop_token_ids");
     if (ids == nullptr) return {};
     if (!ids->is_array() || ids->size() > engine::kMaxStopTokenIds) {
         invalid_param("stop_token_ids",
@@ -132,7 +127,7 @@ std::set<engine::TokenId> parse_stop_token_ids(const json& body, int32_t vocab_s
 }
 
 engine::LogitBias parse_logit_bias(const json& body, int32_t vocab_size) {
-    const json* value = field(body, "logit_bias");
+    const json* value = non_null_field(body, "logit_bias");
     if (value == nullptr) return {};
     if (!value->is_object())
         invalid_param("logit_bias", "'logit_bias' must map token ids to numbers");
@@ -165,7 +160,7 @@ engine::LogitBias parse_logit_bias(const json& body, int32_t vocab_size) {
 
 std::string parse_cache_salt(const json& body) {
     std::string salt = string_field(body, "cache_salt").value_or("");
-    if (field(body, "cache_salt") != nullptr && salt.empty())
+    if (non_null_field(body, "cache_salt") != nullptr && salt.empty())
         invalid_param("cache_salt", "'cache_salt' must be a non-empty string if given");
     if (salt.size() > engine::kMaxCacheSaltBytes) {
         invalid_param("cache_salt", fmt::format("'cache_salt' may be at most {} bytes (got {})",
@@ -203,7 +198,7 @@ std::vector<engine::TokenId> parse_prompt_ids(const json& ids, const PromptBound
 std::vector<std::vector<engine::TokenId>> parse_prompt(const json& body,
                                                        const tokenizer::Tokenizer& tokenizer,
                                                        const PromptBounds& bounds) {
-    const json* prompt = field(body, "prompt");
+    const json* prompt = non_null_field(body, "prompt");
     if (prompt == nullptr) invalid_param("prompt", "'prompt' is required");
     const int32_t vocab_size = tokenizer.vocab_size();
     // Prompts are tokenized as llama.cpp's server and vLLM do: with BOS where
@@ -301,8 +296,8 @@ void parse_output_rules(const SchemaSource& source, const engine::ModelBundle& b
     if (request.endpoint == Endpoint::Completions) {
         // Tools would change the output: refused rather than ignored (an
         // empty list or tool_choice none asks for nothing).
-        const json* tools = field(body, "tools");
-        const json* choice = field(body, "tool_choice");
+        const json* tools = non_null_field(body, "tools");
+        const json* choice = non_null_field(body, "tool_choice");
         if ((tools != nullptr && !(tools->is_array() && tools->empty())) ||
             (choice != nullptr && *choice != "none")) {
             const char* name = tools != nullptr ? "tools" : "tool_choice";
@@ -352,7 +347,7 @@ CompletionRequest parse_completion_request(const json& body, Endpoint endpoint,
     request.model = string_field(body, "model").value_or("");
     request.user = string_field(body, "user").value_or("");
     request.stream = bool_field(body, "stream").value_or(false);
-    if (const json* options = field(body, "stream_options")) {
+    if (const json* options = non_null_field(body, "stream_options")) {
         if (!options->is_object())
             invalid_param("stream_options", "'stream_options' must be an object");
         request.include_usage = bool_field(*options, "include_usage").value_or(false);

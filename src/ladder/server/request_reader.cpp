@@ -16,18 +16,12 @@ struct RequestReader::Parser {
 
 namespace {
 
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
-
 // True when every comma-separated item of a field value is allowed.
 template <typename Allowed>
 bool every_item(std::string_view value, Allowed allowed) {
     while (true) {
         const size_t comma = value.find(',');
-        const std::string_view item = trim(value.substr(0, comma));
+        const std::string_view item = trim_ows(value.substr(0, comma));
         if (!item.empty() && !allowed(item)) return false;
         if (comma == std::string_view::npos) return true;
         value.remove_prefix(comma + 1);
@@ -167,7 +161,7 @@ void RequestReader::take_header() {
         request_.headers.add(std::string(field.name_string()), std::string(field.value()));
     }
     keep_alive_ = message.keep_alive();
-    expects_continue_ = equals_ignoring_case(trim(request_.headers.get("Expect")), "100-continue");
+    expects_continue_ = equals_ignoring_case(trim_ows(request_.headers.get("Expect")), "100-continue");
     const bool target_ok =
         split_target(std::string_view(message.target().data(), message.target().size()),
                      request_.path, request_.query);

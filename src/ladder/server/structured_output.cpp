@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/request_fields.h"
 #include "ladder/server/json_schema_check.h"
 
 namespace ladder::server {
@@ -19,12 +20,6 @@ using Kind = engine::GrammarSpec::Kind;
 // xgrammar default to; structured_outputs.disable_any_whitespace asks for the
 // compact form.
 constexpr bool kDefaultAnyWhitespace = true;
-
-const json* field(const json& body, const char* name) {
-    const auto it = body.find(name);
-    if (it == body.end() || it->is_null()) return nullptr;
-    return &*it;
-}
 
 using Pointer = json::json_pointer;
 
@@ -43,7 +38,7 @@ std::optional<OutputGrammar> parse_response_format(const SchemaSource& source) {
     const json& format = source.body()["response_format"];
     if (!format.is_object())
         invalid_param("response_format", "'response_format' must be an object");
-    const json* type = field(format, "type");
+    const json* type = non_null_field(format, "type");
     if (type == nullptr || !type->is_string()) {
         invalid_param(
             "response_format.type",
@@ -53,7 +48,7 @@ std::optional<OutputGrammar> parse_response_format(const SchemaSource& source) {
     if (name == "text") return std::nullopt;
     if (name == "json_object") {
         // llama.cpp's form: a schema beside json_object.
-        if (field(format, "schema") != nullptr) {
+        if (non_null_field(format, "schema") != nullptr) {
             return schema_grammar(source, Pointer("/response_format/schema"),
                                   "response_format.schema");
         }
@@ -65,19 +60,19 @@ std::optional<OutputGrammar> parse_response_format(const SchemaSource& source) {
                                   "\"json_object\" or \"json_schema\"",
                                   name));
     }
-    const json* spec = field(format, "json_schema");
+    const json* spec = non_null_field(format, "json_schema");
     if (spec == nullptr || !spec->is_object()) {
         invalid_param("response_format.json_schema",
                       "'response_format.json_schema' must be an object holding the schema");
     }
-    if (const json* strict = field(*spec, "strict"); strict && !strict->is_boolean()) {
+    if (const json* strict = non_null_field(*spec, "strict"); strict && !strict->is_boolean()) {
         invalid_param("response_format.json_schema.strict", "'strict' must be true or false");
     }
-    if (const json* title = field(*spec, "name"); title && !title->is_string()) {
+    if (const json* title = non_null_field(*spec, "name"); title && !title->is_string()) {
         invalid_param("response_format.json_schema.name", "'name' must be a string");
     }
     // The schema is enforced whether strict or not; without one, any object.
-    if (field(*spec, "schema") == nullptr)
+    if (non_null_field(*spec, "schema") == nullptr)
         return json_object_grammar("response_format.json_schema");
     return schema_grammar(source, Pointer("/response_format/json_schema/schema"),
                           "response_format.json_schema.schema");
@@ -104,20 +99,20 @@ OutputGrammar parse_structured_outputs(const SchemaSource& source) {
                           fmt::format("unknown field 'structured_outputs.{}'", key));
         }
     }
-    if (field(outputs, "whitespace_pattern") != nullptr) {
+    if (non_null_field(outputs, "whitespace_pattern") != nullptr) {
         invalid_param(base + ".whitespace_pattern",
                       "'structured_outputs.whitespace_pattern' is not supported: use "
                       "disable_any_whitespace for compact JSON");
     }
     bool any_whitespace = kDefaultAnyWhitespace;
-    if (const json* flag = field(outputs, "disable_any_whitespace")) {
+    if (const json* flag = non_null_field(outputs, "disable_any_whitespace")) {
         if (!flag->is_boolean())
             invalid_param(base + ".disable_any_whitespace", "must be true or false");
         any_whitespace = !flag->get<bool>();
     }
     // The grammar never writes properties a schema does not name, so
     // disable_additional_properties holds either way; it is only checked.
-    if (const json* flag = field(outputs, "disable_additional_properties");
+    if (const json* flag = non_null_field(outputs, "disable_additional_properties");
         flag && !flag->is_boolean()) {
         invalid_param(base + ".disable_additional_properties", "must be true or false");
     }
@@ -126,7 +121,7 @@ OutputGrammar parse_structured_outputs(const SchemaSource& source) {
     const char* chosen = nullptr;
     for (const char* key :
          {"json", "regex", "choice", "grammar", "json_object", "structural_tag"}) {
-        if (field(outputs, key) == nullptr) continue;
+        if (non_null_field(outputs, key) == nullptr) continue;
         if (chosen != nullptr) {
             invalid_param(
                 base + "." + key,
@@ -220,7 +215,7 @@ constexpr std::array<const char*, 6> kRetiredGuidedFields = {
 std::optional<OutputGrammar> parse_output_grammar(const SchemaSource& source) {
     const json& body = source.body();
     for (const char* retired : kRetiredGuidedFields) {
-        if (field(body, retired) != nullptr) {
+        if (non_null_field(body, retired) != nullptr) {
             invalid_param(std::string(retired),
                           fmt::format("'{}' is not supported: use 'structured_outputs' "
                                       "(vLLM's field since v0.12) or 'response_format'",
@@ -230,7 +225,7 @@ std::optional<OutputGrammar> parse_output_grammar(const SchemaSource& source) {
     // One field at most may constrain; response_format "text" does not.
     const char* chosen = nullptr;
     for (const char* name : {"response_format", "structured_outputs", "json_schema", "grammar"}) {
-        const json* value = field(body, name);
+        const json* value = non_null_field(body, name);
         if (value == nullptr) continue;
         if (std::string_view(name) == "response_format" && value->is_object() &&
             value->value("type", "") == "text") {

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "ladder/server/api_error.h"
+#include "ladder/server/request_fields.h"
 
 namespace ladder::server {
 
@@ -17,12 +18,6 @@ using Kind = engine::GrammarSpec::Kind;
 
 constexpr size_t kMaxTools = 128;
 constexpr size_t kMaxNameBytes = 64;
-
-const json* field(const json& body, const char* name) {
-    const auto it = body.find(name);
-    if (it == body.end() || it->is_null()) return nullptr;
-    return &*it;
-}
 
 // OpenAI's rule for function names: letters, digits, '_' and '-', up to 64.
 bool valid_function_name(const std::string& name) {
@@ -40,28 +35,28 @@ ToolFunction parse_tool(const SchemaSource& source, size_t index) {
                                          "{{...}}}}",
                                          param));
     }
-    const json* function = field(tool, "function");
+    const json* function = non_null_field(tool, "function");
     if (function == nullptr || !function->is_object()) {
         invalid_param(param + ".function", fmt::format("'{}.function' must be an object", param));
     }
-    const json* name = field(*function, "name");
+    const json* name = non_null_field(*function, "name");
     if (name == nullptr || !name->is_string() || !valid_function_name(name->get<std::string>())) {
         invalid_param(
             param + ".function.name",
             fmt::format("'{}.function.name' must be 1 to 64 letters, digits, '_' or '-'", param));
     }
-    if (const json* description = field(*function, "description");
+    if (const json* description = non_null_field(*function, "description");
         description && !description->is_string()) {
         invalid_param(param + ".function.description", "'description' must be a string");
     }
-    if (const json* strict = field(*function, "strict"); strict && !strict->is_boolean()) {
+    if (const json* strict = non_null_field(*function, "strict"); strict && !strict->is_boolean()) {
         invalid_param(param + ".function.strict", "'strict' must be true or false");
     }
     ToolFunction parsed;
     parsed.name = name->get<std::string>();
     // A function without parameters takes none: {}.
     parsed.parameters = {{"type", "object"}, {"properties", ojson::object()}};
-    if (const json* parameters = field(*function, "parameters")) {
+    if (const json* parameters = non_null_field(*function, "parameters")) {
         const std::string schema_param = param + ".function.parameters";
         if (!parameters->is_object())
             invalid_param(schema_param, "'parameters' must be a JSON Schema object");
@@ -73,7 +68,7 @@ ToolFunction parse_tool(const SchemaSource& source, size_t index) {
 }
 
 void parse_tool_choice(const json& body, ToolRequest& request) {
-    const json* choice = field(body, "tool_choice");
+    const json* choice = non_null_field(body, "tool_choice");
     if (choice == nullptr) return;  // auto
     if (choice->is_string()) {
         const std::string& name = choice->get_ref<const std::string&>();
@@ -91,9 +86,9 @@ void parse_tool_choice(const json& body, ToolRequest& request) {
         }
         return;
     }
-    const json* function = choice->is_object() ? field(*choice, "function") : nullptr;
+    const json* function = choice->is_object() ? non_null_field(*choice, "function") : nullptr;
     const json* name =
-        function != nullptr && function->is_object() ? field(*function, "name") : nullptr;
+        function != nullptr && function->is_object() ? non_null_field(*function, "name") : nullptr;
     if (choice->value("type", "") != "function" || name == nullptr || !name->is_string()) {
         invalid_param("tool_choice",
                       "'tool_choice' must be \"none\", \"auto\", \"required\" or "
@@ -202,9 +197,9 @@ ojson triggered_calls(const ToolRequest& request, ToolCallFormat format) {
 
 std::optional<ToolRequest> parse_tool_request(const SchemaSource& source) {
     const json& body = source.body();
-    const json* tools = field(body, "tools");
+    const json* tools = non_null_field(body, "tools");
     if (tools == nullptr || (tools->is_array() && tools->empty())) {
-        if (field(body, "tool_choice") != nullptr) {
+        if (non_null_field(body, "tool_choice") != nullptr) {
             const json& choice = body["tool_choice"];
             if (!(choice.is_string() && choice == "none")) {
                 invalid_param("tool_choice", "'tool_choice' needs 'tools'");
@@ -229,7 +224,7 @@ std::optional<ToolRequest> parse_tool_request(const SchemaSource& source) {
         request.functions.push_back(std::move(function));
     }
     parse_tool_choice(body, request);
-    if (const json* parallel = field(body, "parallel_tool_calls")) {
+    if (const json* parallel = non_null_field(body, "parallel_tool_calls")) {
         if (!parallel->is_boolean())
             invalid_param("parallel_tool_calls", "'parallel_tool_calls' must be true or false");
         request.parallel = parallel->get<bool>();

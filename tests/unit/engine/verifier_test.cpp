@@ -16,7 +16,7 @@
 #include "ladder/engine/position_sampling.h"
 
 namespace ladder::engine {
-namespace {
+namespace verifier_test {
 
 using testing::chi_square;
 
@@ -204,5 +204,5 @@ TEST(Verifier, the_constraint_masks_every_drafted_position) {
     EXPECT_EQ(accepted, (std::vector<TokenId>{10, 12})) << "the constraint saw other tokens";
 }
 
-}  // namespace
+}  // namespace verifier_test
 }  // namespace ladder::engine
