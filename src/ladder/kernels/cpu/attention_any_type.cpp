@@ -2,9 +2,8 @@
 // order llama.cpp's flash-attention CPU path runs for a quantized cache, one
 // K and one V row at a time through the row ops of kv_rows.h. The scores are
 // the key type's vec_dot (the AVX2 paths score Q8_0 keys eight at a time in
-// the same bits), the softmax is llama.cpp's online one (expf, in float).
+// the same bits), the softmax the f16 path's two-pass one (fast_exp).
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -67,44 +66,36 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
         score_keys(kernels, kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
                    kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
     }
-    // llama.cpp's online softmax, key by key in position order: a new
-    // largest score rescales the running sum and weighted values by
-    // expf(old max - new max); any other weighs in with expf(s - max). Each V
-    // row is dequantized once for all the heads and weighted in F32 (fma).
-    // The max_scores above are not needed for this; the scorer returns them
-    // for free.
+    // The softmax in two passes, as the f16 path runs it: each head's scores
+    // become fast_exp(s - max) with their sum (the path's vectorised
+    // softmax_exp_sum, the same bits on every path), then probabilities. One
+    // expf per score and head, key by key, made the q8_0 cache slower than
+    // f16 at long context; this agrees with llama.cpp as closely
+    // (docs/performance.md, "Quantized KV cache").
+    for (int32_t h = 0; h < n_heads; ++h) {
+        float* head_scores = scores + static_cast<int64_t>(h) * n_scores;
+        const double sum = kIsa == Isa::Scalar
+                               ? detail::softmax_exp_sum_scalar(head_scores, first_visible,
+                                                                n_visible, max_scores[h])
+                               : detail::softmax_exp_sum_avx2(head_scores, first_visible, n_visible,
+                                                              max_scores[h]);
+        const auto inverse_sum = static_cast<float>(1.0 / sum);
+        for (int32_t i = 0; i < n_scores; ++i) head_scores[i] *= inverse_sum;
+    }
+    // The weighted values: each V row is dequantized once for all the heads
+    // and added in F32 (fma), in position order.
     alignas(64) float acc[kHeadsPerPass][kMaxHeadDim];
     alignas(64) float row[kMaxHeadDim];
-    float running_max[kHeadsPerPass];
-    float running_sum[kHeadsPerPass];
-    for (int32_t h = 0; h < n_heads; ++h) {
-        std::fill_n(acc[h], head_dim, 0.0f);
-        running_max[h] = -std::numeric_limits<float>::infinity();
-        running_sum[h] = 0.0f;
-    }
+    for (int32_t h = 0; h < n_heads; ++h) std::fill_n(acc[h], head_dim, 0.0f);
     const int64_t value_bytes = kv.value_row_bytes();
     for (int32_t i = 0; i < n_scores; ++i) {
         value_ops.decode(kv.row(kv.values, value_bytes, block_table, kv_head, first_visible + i),
                          row, head_dim);
         for (int32_t h = 0; h < n_heads; ++h) {
-            const float s = scores[h * n_scores + i];
-            float old_weight = 1.0f;
-            float weight = 1.0f;
-            if (s > running_max[h]) {
-                old_weight = std::exp(running_max[h] - s);
-                running_max[h] = s;
-                for (int32_t d = 0; d < head_dim; ++d) acc[h][d] *= old_weight;
-            } else {
-                weight = std::exp(s - running_max[h]);
-            }
-            value_ops.weight(acc[h], row, weight, head_dim);
-            running_sum[h] = std::fma(running_sum[h], old_weight, weight);
+            value_ops.weight(acc[h], row, scores[h * n_scores + i], head_dim);
         }
     }
-    for (int32_t h = 0; h < n_heads; ++h) {
-        const float inverse = running_sum[h] == 0.0f ? 0.0f : 1.0f / running_sum[h];
-        for (int32_t d = 0; d < head_dim; ++d) out[h * head_dim + d] = acc[h][d] * inverse;
-    }
+    for (int32_t h = 0; h < n_heads; ++h) std::copy_n(acc[h], head_dim, out + h * head_dim);
 }
 
 template <Isa kIsa>
