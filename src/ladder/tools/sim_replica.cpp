@@ -92,6 +92,10 @@ SimReplica::~SimReplica() = default;
 
 void SimReplica::add(SimRequest request) {
     engine::RequestParams params;
+    // Room for the output too: the first generated token would otherwise
+    // copy the whole prompt into a new buffer, once per request.
+    const int64_t n_tokens = static_cast<int64_t>(request.prompt.size()) + request.output_len;
+    request.prompt.reserve(static_cast<size_t>(n_tokens));
     params.prompt = std::move(request.prompt);
     params.ignore_eos = true;
     params.sampling.seed = 0;  // nothing is sampled; unseeded, each would open random_device
@@ -109,8 +113,8 @@ void SimReplica::add(SimRequest request) {
     tracked.index = request.index;
     tracked.sequence = std::move(sequence);
     tracked.first_private = first_private;
-    const auto n_blocks = static_cast<size_t>(
-        (static_cast<int64_t>(added->n_tokens()) + request.output_len) / profile_.block_size);
+    const auto n_blocks = static_cast<size_t>(n_tokens / profile_.block_size);
+    if (prefix_caching_) added->block_hashes.reserve(n_blocks);
     if (prefix_caching_ && n_blocks > first_private) {
         tracked.private_blocks.reserve(n_blocks - first_private);
     }

@@ -105,9 +105,13 @@ bool SyntheticRequests::next(SimRequest& request) {
     request.prompt.clear();
     // The question's ids are drawn for this request alone: only the prefix is shared.
     request.n_shared_tokens = 0;
+    request.output_len = output_len_of(drawn.max_tokens);
+    // Room for the output as well, which the replica appends to the same tokens.
+    request.prompt.reserve(drawn.question.size() + static_cast<size_t>(request.output_len));
     if (drawn.prefix >= 0) {
         const std::vector<int32_t>& prefix = prompts_.prefixes()[static_cast<size_t>(drawn.prefix)];
-        request.prompt.reserve(prefix.size() + drawn.question.size());
+        request.prompt.reserve(prefix.size() + drawn.question.size() +
+                               static_cast<size_t>(request.output_len));
         request.prompt.insert(request.prompt.end(), prefix.begin(), prefix.end());
         request.n_shared_tokens = static_cast<int32_t>(prefix.size());
     }
@@ -115,7 +119,6 @@ bool SyntheticRequests::next(SimRequest& request) {
     if (chat_offset_ != 0) {
         for (int32_t& id : request.prompt) id += chat_offset_;
     }
-    request.output_len = output_len_of(drawn.max_tokens);
     return true;
 }
 
