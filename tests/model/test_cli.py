@@ -150,3 +150,38 @@ def test_simulate_replays_a_converted_bench_result(ladder_bin, tmp_path):
     assert result["completed"] == 2 and result["total_input_tokens"] == 400
     assert result["start_times"] == [0.0, 0.5]
     assert result["simulated"]["trace"] == str(trace)
+
+
+def test_simulate_tier_flags_refuse_bad_input_by_name(ladder_bin, tmp_path):
+    roofline = ["simulate", "--device", "h100-80g", "--preset", "llama3-8b", "--num-prompts", "4"]
+    assert "--kv-disk-cache-size" in run_failing(ladder_bin, *roofline,
+                                                 "--kv-disk-cache-size", "lots")
+    assert "--kv-disk-gbps" in run_failing(ladder_bin, *roofline, "--kv-disk-gbps", "0")
+    assert "--kv-remote-gbps" in run_failing(ladder_bin, *roofline, "--kv-remote-gbps", "-1")
+    assert "--kv-remote-latency-ms" in run_failing(ladder_bin, *roofline,
+                                                   "--kv-remote-latency-ms", "-1")
+    message = run_failing(ladder_bin, *roofline, "--kv-remote-size", "1GiB", "--no-prefix-cache")
+    assert "--kv-remote-size" in message and "--no-prefix-cache" in message, message
+    profile = tmp_path / "old.json"  # written before profiles kept the KV's size
+    profile.write_text('{"source": "hand", "fixed_ms": 1, "per_token_us": 10, '
+                       '"per_context_ns": 1, "block_size": 16, "kv_blocks": 1000}')
+    message = run_failing(ladder_bin, "simulate", "--profile", str(profile),
+                          "--kv-disk-cache-size", "1GiB")
+    assert "--kv-disk-cache-size" in message and "kv_bytes_per_token" in message, message
+
+
+def test_simulate_reports_hits_by_tier(ladder_bin, tmp_path):
+    # Two replicas, round-robin: each prefix is computed on one replica and
+    # read from the shared remote tier by the other.
+    out = tmp_path / "sim.json"
+    subprocess.run([ladder_bin, "simulate", "--device", "h100-80g", "--preset", "llama3-8b",
+                    "--replicas", "2", "--dataset", "prefix", "--prefix-len", "512",
+                    "--num-prefixes", "4", "--input-len", "64", "--output-len", "4",
+                    "--num-prompts", "40", "--request-rate", "5", "--seed", "2",
+                    "--kv-disk-cache-size", "1GiB", "--kv-remote-size", "2GiB",
+                    "--json", str(out)], check=True, capture_output=True, timeout=60)
+    simulated = json.loads(out.read_text())["simulated"]
+    by_tier = simulated["prefix_cache_hit_share_by_tier"]
+    assert by_tier["remote"] > 0 and simulated["kv_remote_hits"] > 0
+    assert abs(sum(by_tier.values()) - simulated["prefix_cache_hit_share"]) < 1e-9
+    assert simulated["kv_remote_size"] == 2 << 30

@@ -35,7 +35,16 @@ struct SimulateFlags {
     double bytes_per_parameter = 2.0;
     std::string router = "round-robin";
     WorkloadFlags workload;
+    // The prefix cache's tiers below memory (none unless a size is given).
+    std::string disk_size;
+    double disk_gbps = 16.0;  // 2 GB/s: one NVMe drive's reads
+    std::string remote_size;
+    double remote_gbps = 10.0;  // a 10 GbE link to the Redis
+    double remote_latency_ms = 0.5;
 };
+
+// Gigabits per second as bytes per second.
+double bytes_per_s(double gbps) { return gbps * 1e9 / 8.0; }
 
 tools::StepProfile load_profile(const SimulateFlags& flags) {
     if (!flags.profile_path.empty()) {
@@ -67,6 +76,16 @@ void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
         }
     }
     config.simulation.profile = load_profile(flags);
+    tools::ReplicaOptions& replica = config.simulation.replica;
+    if (!flags.disk_size.empty()) {
+        replica.disk.capacity_bytes = parse_byte_size(flags.disk_size, "--kv-disk-cache-size");
+    }
+    replica.disk.bytes_per_s = bytes_per_s(flags.disk_gbps);
+    if (!flags.remote_size.empty()) {
+        replica.remote.capacity_bytes = parse_byte_size(flags.remote_size, "--kv-remote-size");
+    }
+    replica.remote.bytes_per_s = bytes_per_s(flags.remote_gbps);
+    replica.remote.latency_s = flags.remote_latency_ms * 1e-3;
     config.simulation.router = tools::parse_router(flags.router);
     config.n_prompts_given = command.count("--num-prompts") > 0;
     apply_workload_flags(command, flags.workload, config.dataset, config.summary);
@@ -186,6 +205,18 @@ void add_simulate_command(CLI::App& app) {
                         "tokens in one step, as serve (default 512)");
     command->add_flag("!--no-prefix-cache", simulation.replica.prefix_caching,
                       "replicas without a prefix cache");
+    command->add_option("--kv-disk-cache-size", flags->disk_size,
+                        "each replica's disk tier of the prefix cache, SIZE (serve's default is "
+                        "10GiB; default: none)");
+    command->add_option("--kv-disk-gbps", flags->disk_gbps,
+                        "the disk tier's read rate in gigabits/s (default 16: 2 GB/s)");
+    command->add_option("--kv-remote-size", flags->remote_size,
+                        "the fleet's remote (Redis) tier of the prefix cache, SIZE (its maxmemory; "
+                        "default: none)");
+    command->add_option("--kv-remote-gbps", flags->remote_gbps,
+                        "the remote tier's link in gigabits/s (default 10)");
+    command->add_option("--kv-remote-latency-ms", flags->remote_latency_ms,
+                        "the remote tier's round trip, once a step that reads it (default 0.5)");
     add_endpoint_flag(*command, flags->workload);
     add_dataset_flags(*command, flags->workload, config.dataset);
     add_request_rate_flag(*command, flags->workload);

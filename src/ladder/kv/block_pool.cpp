@@ -12,11 +12,8 @@ constexpr BlockId kNone = -1;
 
 BlockPool::BlockPool(int32_t n_blocks, int32_t block_size)
     : block_size_(block_size),
-      ref_counts_(static_cast<size_t>(n_blocks), 0),
-      next_(static_cast<size_t>(n_blocks), kNone),
-      prev_(static_cast<size_t>(n_blocks), kNone),
-      hashes_(static_cast<size_t>(n_blocks)),
-      tokens_(static_cast<size_t>(n_blocks) * static_cast<size_t>(block_size), 0),
+      blocks_(static_cast<size_t>(std::max(n_blocks, 0))),
+      tokens_(static_cast<size_t>(std::max(n_blocks, 0)) * static_cast<size_t>(block_size), 0),
       cached_(static_cast<size_t>(std::max(n_blocks, 0))) {
     LADDER_CHECK(n_blocks > 0 && block_size > 0, "a block pool needs blocks of some size");
     for (BlockId block = 0; block < n_blocks; ++block) push_back(plain_, block);
@@ -27,40 +24,39 @@ void BlockPool::check_id(BlockId block) const {
 }
 
 void BlockPool::push_back(List& list, BlockId block) {
-    prev_[block] = list.tail;
-    next_[block] = kNone;
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    state.prev = list.tail;
+    state.next = kNone;
     if (list.tail == kNone) {
         list.head = block;
     } else {
-        next_[list.tail] = block;
+        blocks_[static_cast<size_t>(list.tail)].next = block;
     }
     list.tail = block;
     ++list.size;
 }
 
 void BlockPool::unlink(List& list, BlockId block) {
-    const BlockId prev = prev_[block];
-    const BlockId next = next_[block];
-    if (prev == kNone) {
-        list.head = next;
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    if (state.prev == kNone) {
+        list.head = state.next;
     } else {
-        next_[prev] = next;
+        blocks_[static_cast<size_t>(state.prev)].next = state.next;
     }
-    if (next == kNone) {
-        list.tail = prev;
+    if (state.next == kNone) {
+        list.tail = state.prev;
     } else {
-        prev_[next] = prev;
+        blocks_[static_cast<size_t>(state.next)].prev = state.prev;
     }
-    prev_[block] = kNone;
-    next_[block] = kNone;
+    state.prev = kNone;
+    state.next = kNone;
     --list.size;
 }
 
 void BlockPool::forget(BlockId block) {
-    auto& hash = hashes_[static_cast<size_t>(block)];
-    if (!hash) return;
-    cached_.erase(*hash);
-    hash.reset();
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    if (state.cache == Cache::Indexed) cached_.erase(state.hash);
+    state.cache = Cache::None;
 }
 
 BlockId BlockPool::allocate() {
@@ -75,26 +71,28 @@ BlockId BlockPool::allocate() {
         forget(block);
         ++n_evictions_;
     }
-    ref_counts_[block] = 1;
+    blocks_[static_cast<size_t>(block)].ref_count = 1;
     return block;
 }
 
 void BlockPool::retain(BlockId block) {
     check_id(block);
-    LADDER_CHECK(ref_counts_[block] > 0, "retain of a free block");
-    ++ref_counts_[block];
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    LADDER_CHECK(state.ref_count > 0, "retain of a free block");
+    ++state.ref_count;
 }
 
 void BlockPool::release(BlockId block) {
     check_id(block);
-    LADDER_CHECK(ref_counts_[block] > 0, "double free of a KV block");
-    if (--ref_counts_[block] > 0) return;
-    push_back(is_cached(block) ? evictable_ : plain_, block);
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    LADDER_CHECK(state.ref_count > 0, "double free of a KV block");
+    if (--state.ref_count > 0) return;
+    push_back(state.cache != Cache::None ? evictable_ : plain_, block);
 }
 
 int32_t BlockPool::ref_count(BlockId block) const {
     check_id(block);
-    return ref_counts_[block];
+    return blocks_[static_cast<size_t>(block)].ref_count;
 }
 
 bool BlockPool::has_cached(const BlockHash& hash, std::span<const int32_t> tokens) const {
@@ -112,20 +110,41 @@ std::optional<BlockId> BlockPool::take_cached(const BlockHash& hash,
                                               std::span<const int32_t> tokens) {
     if (!has_cached(hash, tokens)) return std::nullopt;
     const BlockId block = *cached_.find(hash);
-    if (ref_counts_[block] == 0) unlink(evictable_, block);
-    ++ref_counts_[block];
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    if (state.ref_count == 0) unlink(evictable_, block);
+    ++state.ref_count;
     return block;
 }
 
 bool BlockPool::cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens) {
     check_id(block);
-    LADDER_CHECK(ref_counts_[block] > 0, "caching a block nobody holds");
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    LADDER_CHECK(state.ref_count > 0, "caching a block nobody holds");
     LADDER_CHECK(tokens.size() == static_cast<size_t>(block_size_), "caching a partial block");
-    if (is_cached(block) || !cached_.insert(hash, block)) return false;
-    hashes_[static_cast<size_t>(block)] = hash;
+    if (state.cache != Cache::None || !cached_.insert(hash, block)) return false;
+    state.hash = hash;
+    state.cache = Cache::Indexed;
     std::copy(tokens.begin(), tokens.end(),
               tokens_.begin() + static_cast<ptrdiff_t>(block) * block_size_);
     return true;
+}
+
+void BlockPool::cache_private(BlockId block, const BlockHash& hash) {
+    check_id(block);
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    LADDER_CHECK(state.ref_count > 0, "caching a block nobody holds");
+    if (state.cache != Cache::None) return;
+    state.hash = hash;
+    state.cache = Cache::Private;
+}
+
+std::optional<BlockId> BlockPool::take_private(BlockId block, const BlockHash& hash) {
+    check_id(block);
+    BlockState& state = blocks_[static_cast<size_t>(block)];
+    if (state.cache != Cache::Private || !(state.hash == hash)) return std::nullopt;
+    if (state.ref_count == 0) unlink(evictable_, block);
+    ++state.ref_count;
+    return block;
 }
 
 }  // namespace ladder::kv

@@ -30,7 +30,7 @@ class BlockPool {
 public:
     BlockPool(int32_t n_blocks, int32_t block_size);
 
-    int32_t n_blocks() const { return static_cast<int32_t>(ref_counts_.size()); }
+    int32_t n_blocks() const { return static_cast<int32_t>(blocks_.size()); }
     int32_t block_size() const { return block_size_; }
     // Blocks an allocation can get: plain free and evictable cached ones.
     int32_t n_free() const { return plain_.size + evictable_.size; }
@@ -60,10 +60,22 @@ public:
     // cached copy and this one remains anonymous. Returns true when this
     // block became the cached copy.
     bool cache_block(BlockId block, const BlockHash& hash, std::span<const int32_t> tokens);
-    bool is_cached(BlockId block) const { return hashes_[static_cast<size_t>(block)].has_value(); }
+    // Records that a full, computed block in use holds content no other
+    // sequence can ever ask for (a simulated request's own tail): it is kept
+    // and evicted exactly as a cached block, but left out of the index, so
+    // only its holder, which knows the block id, finds it again
+    // (take_private). Saves the index's cache misses on blocks that never hit.
+    void cache_private(BlockId block, const BlockHash& hash);
+    // The block given to cache_private under `hash`, taken for one more
+    // holder, if it still holds that content (not evicted since).
+    std::optional<BlockId> take_private(BlockId block, const BlockHash& hash);
+    bool is_cached(BlockId block) const {
+        return blocks_[static_cast<size_t>(block)].cache != Cache::None;
+    }
     // The hash a cached block is known by (nullopt: not cached).
-    const std::optional<BlockHash>& cached_hash(BlockId block) const {
-        return hashes_[static_cast<size_t>(block)];
+    std::optional<BlockHash> cached_hash(BlockId block) const {
+        const BlockState& state = blocks_[static_cast<size_t>(block)];
+        return state.cache == Cache::None ? std::nullopt : std::optional(state.hash);
     }
     // The cached block known by hash, if any (nothing is taken).
     std::optional<BlockId> find_cached(const BlockHash& hash) const { return cached_.find(hash); }
@@ -71,8 +83,18 @@ public:
     bool has_cached(const BlockHash& hash, std::span<const int32_t> tokens) const;
 
 private:
-    // An intrusive doubly linked list over block ids; every block is in at
-    // most one list, so one pair of link arrays serves both.
+    enum class Cache : uint8_t { None, Indexed, Private };
+    // All a block's bookkeeping in one record, so that touching a block is
+    // one cache miss rather than one per array (a fleet of simulated pools
+    // is far larger than the caches). The links make an intrusive doubly
+    // linked list over block ids; every block is in at most one list.
+    struct BlockState {
+        BlockHash hash;  // when cache != None
+        int32_t ref_count = 0;
+        BlockId next = -1;
+        BlockId prev = -1;
+        Cache cache = Cache::None;
+    };
     struct List {
         BlockId head = -1;
         BlockId tail = -1;
@@ -84,12 +106,9 @@ private:
     void forget(BlockId block);  // drops a block's cache entry
 
     int32_t block_size_;
-    std::vector<int32_t> ref_counts_;
-    std::vector<BlockId> next_;
-    std::vector<BlockId> prev_;
+    std::vector<BlockState> blocks_;
     List plain_;
-    List evictable_;  // cached blocks with count 0, least recently released first
-    std::vector<std::optional<BlockHash>> hashes_;
+    List evictable_;               // cached blocks with count 0, least recently released first
     std::vector<int32_t> tokens_;  // [n_blocks, block_size]: the tokens of cached blocks
     BlockHashIndex cached_;
     int64_t n_evictions_ = 0;

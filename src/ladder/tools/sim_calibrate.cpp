@@ -68,6 +68,12 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
     profile.source = source;
     profile.block_size = plan.block_size;
     profile.n_kv_blocks = plan.n_blocks;
+    // Every layer's K and V (a sliding-window group's too) over the tokens
+    // the cache holds: what a token's blocks weigh in the tiers below memory.
+    if (plan.n_tokens() > 0) {
+        profile.kv_bytes_per_token =
+            static_cast<double>(plan.bytes) / static_cast<double>(plan.n_tokens());
+    }
     engine::StepCostModel fit(1.0);
     uint64_t seed = 20261201;
     for (const CalibrationShape& shape : grid) {

@@ -50,7 +50,8 @@ nlohmann::json profile_json(const StepProfile& profile) {
             {"per_context_ns", profile.per_context_s * 1e9},
             {"block_size", profile.block_size},
             {"kv_blocks", profile.n_kv_blocks},
-            {"gpus_per_replica", profile.gpus_per_replica}};
+            {"gpus_per_replica", profile.gpus_per_replica},
+            {"kv_bytes_per_token", profile.kv_bytes_per_token}};
 }
 
 StepProfile profile_from_json(const nlohmann::json& json, const std::string& name) {
@@ -67,6 +68,8 @@ StepProfile profile_from_json(const nlohmann::json& json, const std::string& nam
     profile.n_kv_blocks = static_cast<int64_t>(number_at(json, "kv_blocks", name));
     if (json.contains("gpus_per_replica"))
         profile.gpus_per_replica = static_cast<int32_t>(number_at(json, "gpus_per_replica", name));
+    if (json.contains("kv_bytes_per_token"))
+        profile.kv_bytes_per_token = number_at(json, "kv_bytes_per_token", name);
     if (profile.block_size < 1) util::fail("{}: \"block_size\" must be at least 1", name);
     if (profile.n_kv_blocks < 1) util::fail("{}: \"kv_blocks\" must be at least 1", name);
     if (profile.gpus_per_replica < 1)
@@ -137,6 +140,7 @@ StepProfile roofline_profile(const std::string& device_name, const std::string& 
     }
     profile.n_kv_blocks =
         static_cast<int64_t>(kv_budget / (kv_bytes_per_token * profile.block_size));
+    profile.kv_bytes_per_token = kv_bytes_per_token;
     profile.source = fmt::format(
         "roofline of {} ({:.2f} TB/s, {:.0f} TFLOP/s) running {} at {} bytes/parameter, "
         "efficiency {:.2f}",

@@ -23,6 +23,9 @@ struct StepProfile {
     int32_t block_size = 16;  // tokens per KV block
     int64_t n_kv_blocks = 0;  // blocks of one replica's KV cache
     int32_t gpus_per_replica = 1;
+    // Bytes of K and V one token holds: what a block read from the disk or
+    // remote tier moves. 0: unknown (a profile written before it was kept).
+    double kv_bytes_per_token = 0.0;
 
     double step_seconds(int64_t n_tokens, double n_context) const {
         return fixed_s + per_token_s * static_cast<double>(n_tokens) + per_context_s * n_context;
@@ -30,7 +33,7 @@ struct StepProfile {
 };
 
 // {"source", "fixed_ms", "per_token_us", "per_context_ns", "block_size",
-//  "kv_blocks", "gpus_per_replica"}.
+//  "kv_blocks", "gpus_per_replica", "kv_bytes_per_token"}; the last two optional.
 nlohmann::json profile_json(const StepProfile& profile);
 // Throws util::InputError naming the key that is missing, not a number or
 // out of range.

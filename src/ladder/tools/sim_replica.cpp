@@ -33,14 +33,35 @@ double attended_positions(int32_t first, int32_t n) {
     return static_cast<double>(n) * first + static_cast<double>(n) * (n + 1) / 2.0;
 }
 
+// A private block's id in place of a content hash: unique to (request,
+// block), with uniform low bits (splitmix64) for the hash sets keyed on them,
+// and a high word no content hash is expected to take.
+kv::BlockHash private_block_id(int64_t request_index, size_t block) {
+    uint64_t x = (static_cast<uint64_t>(request_index) << 32) + static_cast<uint64_t>(block);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return {x ^ 0x9e3779b97f4a7c15ULL, 0x5052'4956'4154'4521ULL};
+}
+
 }  // namespace
 
 struct SimReplica::Tracked {
-    int64_t index;
-    std::unique_ptr<engine::Sequence> sequence;
+    int64_t index = 0;
+    std::unique_ptr<engine::Sequence> sequence;  // null: the slot is free here
+    size_t first_private = 0;                    // the first block past the shared prefix
+    // [i - first_private]: where private block i is held.
+    struct PrivateBlock {
+        kv::BlockId block = -1;  // in memory (-1: not computed yet)
+        int64_t disk_stamp = SimKvTier::kNotWritten;
+        int64_t remote_stamp = SimKvTier::kNotWritten;
+    };
+    std::vector<PrivateBlock> private_blocks;
+    bool preempted = false;
 };
 
-SimReplica::SimReplica(const StepProfile& profile, const ReplicaOptions& options, SimEvents events)
+SimReplica::SimReplica(const StepProfile& profile, const ReplicaOptions& options, SimEvents events,
+                       SimKvTier* remote)
     : profile_(profile),
       events_(std::move(events)),
       prefix_caching_(options.prefix_caching),
@@ -48,12 +69,33 @@ SimReplica::SimReplica(const StepProfile& profile, const ReplicaOptions& options
       no_text_(std::make_unique<NoTextTokenizer>()),
       pool_(static_cast<int32_t>(profile.n_kv_blocks), profile.block_size),
       scheduler_(pool_, options.max_num_seqs, options.max_num_batched_tokens,
-                 options.prefix_caching) {}
+                 options.prefix_caching),
+      remote_(options.prefix_caching ? remote : nullptr),
+      disk_options_(options.disk),
+      remote_options_(options.remote),
+      block_bytes_(profile.kv_bytes_per_token * profile.block_size) {
+    if (options.prefix_caching && options.disk.capacity_bytes > 0) {
+        LADDER_CHECK(block_bytes_ > 0.0, "a simulated disk tier without the KV's size");
+        disk_ = std::make_unique<SimKvTier>(std::max<int64_t>(
+            1,
+            static_cast<int64_t>(static_cast<double>(options.disk.capacity_bytes) / block_bytes_)));
+    }
+    if (prefix_caching_) {
+        scheduler_.set_missing_block_loader(
+            [this](const kv::BlockHash& hash, std::span<const int32_t> tokens) {
+                return load_missing(hash, tokens);
+            });
+    }
+}
 
 SimReplica::~SimReplica() = default;
 
 void SimReplica::add(SimRequest request) {
     engine::RequestParams params;
+    // Room for the output too: the first generated token would otherwise
+    // copy the whole prompt into a new buffer, once per request.
+    const int64_t n_tokens = static_cast<int64_t>(request.prompt.size()) + request.output_len;
+    request.prompt.reserve(static_cast<size_t>(n_tokens));
     params.prompt = std::move(request.prompt);
     params.ignore_eos = true;
     params.sampling.seed = 0;  // nothing is sampled; unseeded, each would open random_device
@@ -61,23 +103,115 @@ void SimReplica::add(SimRequest request) {
         engine::RequestId{static_cast<uint64_t>(request.slot)}, std::move(params),
         request.output_len, profile_.block_size, *no_text_);
     sequence->timings.arrival = request.arrival_s;
-    if (prefix_caching_) sequence->update_block_hashes(root_);
     engine::Sequence* added = sequence.get();
     const auto slot = static_cast<size_t>(request.slot);
     if (by_slot_.size() <= slot) by_slot_.resize(slot + 1);
-    LADDER_CHECK(by_slot_[slot] == nullptr, "a simulated slot given twice");
-    by_slot_[slot] = std::make_unique<Tracked>(Tracked{request.index, std::move(sequence)});
+    Tracked& tracked = by_slot_[slot];
+    LADDER_CHECK(tracked.sequence == nullptr, "a simulated slot given twice");
+    const auto first_private =
+        static_cast<size_t>(std::max(request.n_shared_tokens, 0) / profile_.block_size);
+    tracked.index = request.index;
+    tracked.sequence = std::move(sequence);
+    tracked.first_private = first_private;
+    const auto n_blocks = static_cast<size_t>(n_tokens / profile_.block_size);
+    if (prefix_caching_) added->block_hashes.reserve(n_blocks);
+    if (prefix_caching_ && n_blocks > first_private) {
+        tracked.private_blocks.reserve(n_blocks - first_private);
+    }
+    tracked.preempted = false;
+    if (prefix_caching_) update_hashes(*added, tracked);
     ++n_in_flight_;
     scheduler_.add(added);
 }
 
+void SimReplica::update_hashes(engine::Sequence& sequence, const Tracked& tracked) const {
+    const auto n_full = static_cast<size_t>(sequence.n_tokens() / profile_.block_size);
+    std::vector<kv::BlockHash>& hashes = sequence.block_hashes;
+    while (hashes.size() < n_full) {
+        const size_t index = hashes.size();
+        if (index >= tracked.first_private) {
+            hashes.push_back(private_block_id(tracked.index, index));
+        } else if (index == 0) {
+            hashes.push_back(kv::hash_block(root_, sequence.block_tokens(0), sequence.salt_keys));
+        } else {
+            hashes.push_back(kv::hash_block(hashes.back(), sequence.block_tokens(index)));
+        }
+    }
+}
+
+std::optional<kv::BlockId> SimReplica::take_preempted_block(const kv::BlockHash& hash) {
+    if (preempted_blocks_.empty()) return std::nullopt;
+    const auto found = preempted_blocks_.find(hash);
+    if (found == preempted_blocks_.end()) return std::nullopt;
+    Tracked& tracked = by_slot_[static_cast<size_t>(found->second.slot)];
+    Tracked::PrivateBlock& held = tracked.private_blocks[found->second.index];
+    if (std::optional<kv::BlockId> block = pool_.take_private(held.block, hash)) return block;
+    // Evicted from memory since: the tiers below may still hold it.
+    const bool on_disk = disk_ && disk_->holds_stamp(held.disk_stamp);
+    const bool on_remote = !on_disk && remote_ && remote_->holds_stamp(held.remote_stamp);
+    if (!(on_disk || on_remote) || pool_.n_free() == 0) return std::nullopt;
+    const kv::BlockId block = pool_.allocate();
+    pool_.cache_private(block, hash);
+    held.block = block;
+    if (on_remote && disk_) held.disk_stamp = disk_->write_private();
+    charge_load(on_disk ? Tier::Disk : Tier::Remote);
+    return block;
+}
+
+std::optional<kv::BlockId> SimReplica::load_missing(const kv::BlockHash& hash,
+                                                    std::span<const int32_t> tokens) {
+    if (std::optional<kv::BlockId> block = take_preempted_block(hash)) return block;
+    if (!disk_ && !remote_) return std::nullopt;
+    const bool on_disk = disk_ && disk_->contains(hash);
+    if (pool_.n_free() == 0 || (!on_disk && !(remote_ && remote_->contains(hash)))) {
+        return std::nullopt;
+    }
+    const kv::BlockId block = pool_.allocate();
+    // Read from Redis, it is kept on disk too, as the engine does.
+    if (!on_disk && disk_) disk_->write(hash);
+    pool_.cache_block(block, hash, tokens);
+    charge_load(on_disk ? Tier::Disk : Tier::Remote);
+    return block;
+}
+
+void SimReplica::charge_load(Tier tier) {
+    const KvTierOptions& options = tier == Tier::Disk ? disk_options_ : remote_options_;
+    bool& read = tier == Tier::Disk ? disk_read_ : remote_read_;
+    pending_load_s_ += block_bytes_ / options.bytes_per_s + (read ? 0.0 : options.latency_s);
+    read = true;
+    ++(tier == Tier::Disk ? n_disk_hit_blocks_ : n_remote_hit_blocks_);
+}
+
+void SimReplica::remember_private_blocks(const Tracked& tracked) {
+    const std::vector<kv::BlockHash>& hashes = tracked.sequence->block_hashes;
+    const auto slot = static_cast<int64_t>(tracked.sequence->id);
+    for (size_t i = 0; i < tracked.private_blocks.size(); ++i) {
+        if (tracked.private_blocks[i].block < 0) continue;
+        preempted_blocks_[hashes[tracked.first_private + i]] = PreemptedBlock{slot, i};
+    }
+}
+
+void SimReplica::forget_private_blocks(const Tracked& tracked) {
+    const std::vector<kv::BlockHash>& hashes = tracked.sequence->block_hashes;
+    for (size_t i = 0; i < tracked.private_blocks.size(); ++i) {
+        preempted_blocks_.erase(hashes[tracked.first_private + i]);
+    }
+}
+
 const SimStep& SimReplica::begin_step(double now) {
     LADDER_CHECK(!in_step_ && has_work(), "a simulated step begun without work");
+    pending_load_s_ = 0.0;
+    disk_read_ = remote_read_ = false;
     const engine::Schedule& schedule = scheduler_.schedule();
     for (engine::Sequence* sequence : schedule.admitted) {
         sequence->n_blocks_offered = sequence->n_computed / profile_.block_size;
     }
-    for (engine::Sequence* sequence : schedule.preempted) sequence->n_blocks_offered = 0;
+    for (engine::Sequence* sequence : schedule.preempted) {
+        sequence->n_blocks_offered = 0;
+        Tracked& tracked = by_slot_[static_cast<size_t>(sequence->id)];
+        tracked.preempted = true;
+        if (prefix_caching_) remember_private_blocks(tracked);
+    }
     n_preemptions_ += static_cast<int64_t>(schedule.preempted.size());
     chunks_ = schedule.chunks;
     step_ = SimStep{};
@@ -88,7 +222,9 @@ const SimStep& SimReplica::begin_step(double now) {
     for (const engine::ScheduledChunk& chunk : chunks_) {
         step_.n_context += attended_positions(chunk.sequence->n_computed, chunk.n_tokens);
     }
-    step_.end_s = now + profile_.step_seconds(step_.n_tokens, step_.n_context);
+    // The engine reads the tiers' blocks while it schedules, before the forward pass.
+    step_.load_s = pending_load_s_;
+    step_.end_s = now + pending_load_s_ + profile_.step_seconds(step_.n_tokens, step_.n_context);
     peak_used_blocks_ = std::max(peak_used_blocks_, pool_.n_used());
     in_step_ = true;
     ++n_steps_;
@@ -102,32 +238,55 @@ void SimReplica::end_step() {
     for (const engine::ScheduledChunk& chunk : chunks_) {
         engine::Sequence& sequence = *chunk.sequence;
         sequence.n_computed += chunk.n_tokens;
-        if (prefix_caching_) cache_full_blocks(sequence);
+        const auto slot = static_cast<int64_t>(sequence.id);
+        Tracked& tracked = by_slot_[static_cast<size_t>(slot)];
+        if (prefix_caching_) cache_full_blocks(sequence, tracked);
         // A chunk that reaches the last token gives the logits of the next.
         if (sequence.n_uncomputed() > 0) continue;
-        const auto slot = static_cast<int64_t>(sequence.id);
-        std::unique_ptr<Tracked>& tracked = by_slot_[static_cast<size_t>(slot)];
-        sequence.tokens.push_back(generated_token(tracked->index));
-        if (prefix_caching_) sequence.update_block_hashes(root_);
+        sequence.tokens.push_back(generated_token(tracked.index));
+        if (prefix_caching_) update_hashes(sequence, tracked);
         if (events_.on_token) events_.on_token(slot, now);
         if (sequence.n_generated() < sequence.max_tokens) continue;
         if (events_.on_finish) events_.on_finish(slot, now, sequence.n_cached_prompt_tokens);
+        if (tracked.preempted) forget_private_blocks(tracked);
         scheduler_.remove(&sequence);
-        tracked.reset();
+        tracked.sequence.reset();
+        // Freed, not kept: every replica sees every slot in time, and a
+        // hundred replicas' kept capacity would grow the memory by half.
+        std::vector<Tracked::PrivateBlock>().swap(tracked.private_blocks);
         --n_in_flight_;
     }
     chunks_.clear();
 }
 
 // As the engine does after each step: every full block now computed is
-// offered to the prefix cache (the first copy of a content stays cached).
-void SimReplica::cache_full_blocks(engine::Sequence& sequence) {
+// offered to the prefix cache (the first copy of a content stays cached);
+// a private block is kept as cached but out of the index.
+void SimReplica::cache_full_blocks(engine::Sequence& sequence, Tracked& tracked) {
     const int32_t end = std::min(sequence.n_computed / profile_.block_size,
                                  static_cast<int32_t>(sequence.block_hashes.size()));
     for (int32_t index = sequence.n_blocks_offered; index < end; ++index) {
         const auto i = static_cast<size_t>(index);
-        pool_.cache_block(sequence.blocks.blocks()[i], sequence.block_hashes[i],
-                          sequence.block_tokens(i));
+        const kv::BlockId block = sequence.blocks.blocks()[i];
+        const kv::BlockHash& hash = sequence.block_hashes[i];
+        if (i < tracked.first_private) {
+            // Only a new cached copy is written through; the tiers skip what they hold.
+            if (pool_.cache_block(block, hash, sequence.block_tokens(i))) {
+                if (disk_) disk_->write(hash);
+                if (remote_) remote_->write(hash);
+            }
+            continue;
+        }
+        const size_t p = i - tracked.first_private;
+        if (tracked.private_blocks.size() <= p) tracked.private_blocks.resize(p + 1);
+        Tracked::PrivateBlock& held = tracked.private_blocks[p];
+        if (pool_.is_cached(block)) continue;  // taken back after a preemption
+        pool_.cache_private(block, hash);
+        held.block = block;
+        if (disk_ && !disk_->holds_stamp(held.disk_stamp)) held.disk_stamp = disk_->write_private();
+        if (remote_ && !remote_->holds_stamp(held.remote_stamp)) {
+            held.remote_stamp = remote_->write_private();
+        }
     }
     sequence.n_blocks_offered = std::max(sequence.n_blocks_offered, end);
 }

@@ -7,13 +7,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "ladder/engine/scheduler.h"
 #include "ladder/engine/sequence.h"
 #include "ladder/kv/block_pool.h"
 #include "ladder/tokenizer/tokenizer.h"
+#include "ladder/tools/sim_kv_tier.h"
 #include "ladder/tools/sim_profile.h"
 
 namespace ladder::tools {
@@ -22,6 +27,8 @@ struct ReplicaOptions {
     int32_t max_num_seqs = 256;
     int32_t max_num_batched_tokens = 512;
     bool prefix_caching = true;
+    KvTierOptions disk;    // each replica's own
+    KvTierOptions remote;  // one for the fleet
 };
 
 struct SimRequest {
@@ -29,6 +36,11 @@ struct SimRequest {
     double arrival_s = 0.0;
     std::vector<int32_t> prompt;  // token ids
     int32_t output_len = 1;
+    // Leading prompt tokens another request may share (a shared prefix);
+    // the blocks past them are this request's alone, and only it (after a
+    // preemption) can hit them, so they stay out of the prefix index. The
+    // default: any block may be shared.
+    int32_t n_shared_tokens = std::numeric_limits<int32_t>::max();
     int64_t slot = 0;  // the event loop's handle of it, which the events report
 };
 
@@ -48,11 +60,14 @@ struct SimStep {
     int32_t n_sequences = 0;
     double n_context = 0.0;
     int32_t n_preempted = 0;
+    double load_s = 0.0;  // of the time: reading blocks from the disk and remote tiers
 };
 
 class SimReplica {
 public:
-    SimReplica(const StepProfile& profile, const ReplicaOptions& options, SimEvents events);
+    // remote: the fleet's remote tier (null: none), which outlives the replica.
+    SimReplica(const StepProfile& profile, const ReplicaOptions& options, SimEvents events,
+               SimKvTier* remote = nullptr);
     ~SimReplica();
     SimReplica(const SimReplica&) = delete;
     SimReplica& operator=(const SimReplica&) = delete;
@@ -73,10 +88,27 @@ public:
     int32_t n_blocks() const { return pool_.n_blocks(); }
     int64_t n_prefix_queried_tokens() const { return scheduler_.n_prefix_queried_tokens(); }
     int64_t n_prefix_hit_tokens() const { return scheduler_.n_prefix_hit_tokens(); }
+    // Blocks read back from the tiers below memory.
+    int64_t n_disk_hit_blocks() const { return n_disk_hit_blocks_; }
+    int64_t n_remote_hit_blocks() const { return n_remote_hit_blocks_; }
 
 private:
     struct Tracked;
-    void cache_full_blocks(engine::Sequence& sequence);
+    void cache_full_blocks(engine::Sequence& sequence, Tracked& tracked);
+    // Sequence::update_block_hashes, but a private block (past the shared
+    // prefix) gets a unique id instead of a content hash: nothing else can match it.
+    void update_hashes(engine::Sequence& sequence, const Tracked& tracked) const;
+    // The scheduler's loader for blocks memory's index lacks: a preempted
+    // sequence's own private blocks, if they are still cached.
+    std::optional<kv::BlockId> take_preempted_block(const kv::BlockHash& hash);
+    // The scheduler's loader: a preempted sequence's private block, else a
+    // shared block from disk, else remote (then kept on disk too), as the engine reads them.
+    std::optional<kv::BlockId> load_missing(const kv::BlockHash& hash,
+                                            std::span<const int32_t> tokens);
+    enum class Tier { Disk, Remote };
+    void charge_load(Tier tier);
+    void remember_private_blocks(const Tracked& tracked);
+    void forget_private_blocks(const Tracked& tracked);
 
     StepProfile profile_;
     SimEvents events_;
@@ -86,8 +118,25 @@ private:
     kv::BlockPool pool_;
     engine::Scheduler scheduler_;
     // By slot, which is also the sequence's id: a slot is unique in flight.
-    std::vector<std::unique_ptr<Tracked>> by_slot_;
+    std::vector<Tracked> by_slot_;  // held in place: one pointer fewer to chase a token
     int64_t n_in_flight_ = 0;
+    // The private blocks of preempted sequences still in flight, by their id:
+    // the slot and the private block's index (Tracked::private_blocks).
+    struct PreemptedBlock {
+        int64_t slot;
+        size_t index;
+    };
+    std::unordered_map<kv::BlockHash, PreemptedBlock, kv::BlockHashHasher> preempted_blocks_;
+    std::unique_ptr<SimKvTier> disk_;  // null: none
+    SimKvTier* remote_;                // null: none
+    KvTierOptions disk_options_;
+    KvTierOptions remote_options_;
+    double block_bytes_;
+    double pending_load_s_ = 0.0;  // of the step being scheduled
+    bool disk_read_ = false;       // this step has paid the tier's latency
+    bool remote_read_ = false;
+    int64_t n_disk_hit_blocks_ = 0;
+    int64_t n_remote_hit_blocks_ = 0;
     SimStep step_;
     std::vector<engine::ScheduledChunk> chunks_;  // the step begun
     bool in_step_ = false;

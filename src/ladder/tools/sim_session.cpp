@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -33,6 +35,27 @@ const char* router_name(RouterKind kind) {
     return "?";
 }
 
+void check_tier(const SimulationOptions& options, const KvTierOptions& tier, const char* size_flag,
+                const char* bandwidth_flag, const char* latency_flag) {
+    if (tier.capacity_bytes < 0) util::fail("{} must not be negative", size_flag);
+    if (!(tier.bytes_per_s > 0.0) || !std::isfinite(tier.bytes_per_s)) {
+        util::fail("{} must be positive", bandwidth_flag);
+    }
+    if (latency_flag && !(tier.latency_s >= 0.0 && std::isfinite(tier.latency_s))) {
+        util::fail("{} must not be negative", latency_flag);
+    }
+    if (tier.capacity_bytes == 0) return;
+    if (!options.replica.prefix_caching) {
+        util::fail("{} needs the prefix cache (it is off: --no-prefix-cache)", size_flag);
+    }
+    if (!(options.profile.kv_bytes_per_token > 0.0)) {
+        util::fail(
+            "{} needs the profile's kv_bytes_per_token (a profile from ladder simulate "
+            "calibrate or --device/--preset has it)",
+            size_flag);
+    }
+}
+
 void check_config(const SimulateConfig& config) {
     const SimulationOptions& options = config.simulation;
     if (!(options.arrivals.request_rate > 0.0)) {
@@ -50,6 +73,9 @@ void check_config(const SimulateConfig& config) {
                    options.replica.max_num_batched_tokens, options.replica.max_num_seqs);
     }
     if (!(options.balance_factor >= 1.0)) util::fail("--balance-factor must be at least 1");
+    check_tier(options, options.replica.disk, "--kv-disk-cache-size", "--kv-disk-gbps", nullptr);
+    check_tier(options, options.replica.remote, "--kv-remote-size", "--kv-remote-gbps",
+               "--kv-remote-latency-ms");
     if (config.dataset.n_prompts < 1) util::fail("--num-prompts must be at least 1");
     if (config.summary.gpu_hour_cost && !(*config.summary.gpu_hour_cost >= 0.0)) {
         util::fail("--gpu-hour-cost must not be negative");
@@ -75,6 +101,12 @@ BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas);
 
 double share(int64_t part, int64_t whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// Hits served by memory itself: the rest were read from the tiers below.
+int64_t memory_hit_tokens(const SimulationResult& result) {
+    return std::max<int64_t>(
+        0, result.n_prefix_hit_tokens - result.n_disk_hit_tokens - result.n_remote_hit_tokens);
 }
 
 // Non-blank lines of a trace, at most `limit`: the run's size before it runs.
@@ -173,6 +205,14 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
         {"prefix_cache_hit_tokens", result.n_prefix_hit_tokens},
         {"prefix_cache_hit_share",
          share(result.n_prefix_hit_tokens, result.n_prefix_queried_tokens)},
+        {"kv_disk_cache_size", options.replica.disk.capacity_bytes},
+        {"kv_remote_size", options.replica.remote.capacity_bytes},
+        {"kv_disk_hits", result.n_disk_hit_tokens},
+        {"kv_remote_hits", result.n_remote_hit_tokens},
+        {"prefix_cache_hit_share_by_tier",
+         {{"memory", share(memory_hit_tokens(result), result.n_prefix_queried_tokens)},
+          {"disk", share(result.n_disk_hit_tokens, result.n_prefix_queried_tokens)},
+          {"remote", share(result.n_remote_hit_tokens, result.n_prefix_queried_tokens)}}},
         {"gpus", options.n_replicas * options.profile.gpus_per_replica},
         {"cost_per_day",
          config.summary.gpu_hour_cost
@@ -296,6 +336,16 @@ void run_simulation(const SimulateConfig& given) {
         100.0 * share(result.peak_used_blocks, result.n_kv_blocks),
         100.0 * share(result.n_prefix_hit_tokens, result.n_prefix_queried_tokens),
         result.duration_s, wall_s);
+    if (options.replica.disk.capacity_bytes > 0 || options.replica.remote.capacity_bytes > 0) {
+        const int64_t queried = result.n_prefix_queried_tokens;
+        std::cout << fmt::format(
+            "Prefix cache hits by tier: memory {:.1f}%, disk {:.1f}%, remote {:.1f}% of prompt "
+            "tokens ({} read from disk, {} from remote)\n",
+            100.0 * share(memory_hit_tokens(result), queried),
+            100.0 * share(result.n_disk_hit_tokens, queried),
+            100.0 * share(result.n_remote_hit_tokens, queried), result.n_disk_hit_tokens,
+            result.n_remote_hit_tokens);
+    }
     if (config.summary.gpu_hour_cost) {
         const int32_t n_gpus = options.n_replicas * options.profile.gpus_per_replica;
         std::cout << fmt::format("Fleet cost: {} GPUs x ${:.2f}/GPU-hour = ${:.0f} a day\n", n_gpus,

@@ -103,16 +103,22 @@ bool SyntheticRequests::next(SimRequest& request) {
     request.index = next_++;
     request.arrival_s = arrivals_.next();
     request.prompt.clear();
+    // The question's ids are drawn for this request alone: only the prefix is shared.
+    request.n_shared_tokens = 0;
+    request.output_len = output_len_of(drawn.max_tokens);
+    // Room for the output as well, which the replica appends to the same tokens.
+    request.prompt.reserve(drawn.question.size() + static_cast<size_t>(request.output_len));
     if (drawn.prefix >= 0) {
         const std::vector<int32_t>& prefix = prompts_.prefixes()[static_cast<size_t>(drawn.prefix)];
-        request.prompt.reserve(prefix.size() + drawn.question.size());
+        request.prompt.reserve(prefix.size() + drawn.question.size() +
+                               static_cast<size_t>(request.output_len));
         request.prompt.insert(request.prompt.end(), prefix.begin(), prefix.end());
+        request.n_shared_tokens = static_cast<int32_t>(prefix.size());
     }
     request.prompt.insert(request.prompt.end(), drawn.question.begin(), drawn.question.end());
     if (chat_offset_ != 0) {
         for (int32_t& id : request.prompt) id += chat_offset_;
     }
-    request.output_len = output_len_of(drawn.max_tokens);
     return true;
 }
 
@@ -140,6 +146,8 @@ bool TraceRequests::next(SimRequest& request) {
         request.arrival_s = record.arrival_s;
         request.prompt.clear();
         request.prompt.reserve(static_cast<size_t>(record.input_len));
+        // The ids after the prefix are drawn from this line's seed: its own.
+        request.n_shared_tokens = record.prefix_id ? static_cast<int32_t>(record.prefix_len) : 0;
         if (record.prefix_id) {
             append_ids(mix(std::hash<std::string>{}(*record.prefix_id), 0x50524546),
                        record.prefix_len, request.prompt);

@@ -37,6 +37,17 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
     double first_release = -1.0;
     double last_finish = 0.0;
 
+    // The fleet's one remote tier, which every replica writes to and reads from.
+    std::unique_ptr<SimKvTier> remote;
+    if (options.replica.prefix_caching && options.replica.remote.capacity_bytes > 0) {
+        const double block_bytes = options.profile.kv_bytes_per_token * options.profile.block_size;
+        if (!(block_bytes > 0.0)) {
+            util::fail("--kv-remote-size needs the profile's kv_bytes_per_token");
+        }
+        remote = std::make_unique<SimKvTier>(std::max<int64_t>(
+            1, static_cast<int64_t>(static_cast<double>(options.replica.remote.capacity_bytes) /
+                                    block_bytes)));
+    }
     std::vector<std::unique_ptr<SimReplica>> replicas;
     for (size_t r = 0; r < n_replicas; ++r) {
         SimEvents events;
@@ -65,7 +76,8 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
             ++n_done;
             last_finish = std::max(last_finish, time);
         };
-        replicas.push_back(std::make_unique<SimReplica>(options.profile, options.replica, events));
+        replicas.push_back(
+            std::make_unique<SimReplica>(options.profile, options.replica, events, remote.get()));
     }
 
     const int64_t capacity_tokens = options.profile.n_kv_blocks * options.profile.block_size;
@@ -157,6 +169,8 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
         result.peak_used_blocks = std::max(result.peak_used_blocks, replica->peak_used_blocks());
         result.n_prefix_queried_tokens += replica->n_prefix_queried_tokens();
         result.n_prefix_hit_tokens += replica->n_prefix_hit_tokens();
+        result.n_disk_hit_tokens += replica->n_disk_hit_blocks() * options.profile.block_size;
+        result.n_remote_hit_tokens += replica->n_remote_hit_blocks() * options.profile.block_size;
     }
     result.n_kv_blocks = options.profile.n_kv_blocks;
     return result;

@@ -42,7 +42,11 @@ struct SimulationResult {
     int32_t peak_used_blocks = 0;
     int64_t n_kv_blocks = 0;
     int64_t n_prefix_queried_tokens = 0;
-    int64_t n_prefix_hit_tokens = 0;
+    int64_t n_prefix_hit_tokens = 0;  // from every tier
+    // Of those, read back from the disk tiers and the remote tier (the
+    // engine's n_disk_blocks_loaded and kv_remote_hits_total, in tokens).
+    int64_t n_disk_hit_tokens = 0;
+    int64_t n_remote_hit_tokens = 0;
     std::vector<SimStep> steps;  // every step, when asked for (tests)
 };
 
