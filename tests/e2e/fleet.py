@@ -110,6 +110,23 @@ class Fleet:
                 return fields[columns.index("status")]
         raise AssertionError(f"{name} not in haproxy's stats")
 
+    def wait_idle(self, timeout=10):
+        """Waits until HAProxy counts no session on any replica. Its bounded
+        load (hash-balance-factor) sends a request past its hashed replica
+        while that one still holds a session, as the previous request's can
+        for a moment after its response."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.admin("show stat").splitlines()
+            columns = lines[0].lstrip("# ").split(",")
+            busy = [f[1] for f in (line.split(",") for line in lines[1:])
+                    if f[0] == "ladder" and f[1] != "BACKEND"
+                    and f[columns.index("scur")] not in ("", "0")]
+            if not busy:
+                return
+            assert time.monotonic() < deadline, f"{busy} still hold sessions"
+            time.sleep(0.02)
+
     def wait_status(self, name, status, timeout=30):
         deadline = time.monotonic() + timeout
         while (current := self.server_status(name)) != status:

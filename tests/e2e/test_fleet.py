@@ -33,6 +33,7 @@ def system_prompt(bot):
 
 def chat(fleet, system, question, max_tokens=1):
     """Returns the replica that answered (HAProxy's X-Ladder-Replica)."""
+    fleet.wait_idle()
     status, headers, body = http_raw.request(fleet, "POST", CHAT, {
         "messages": [{"role": "system", "content": system},
                      {"role": "user", "content": question}],
@@ -60,6 +61,7 @@ def test_the_same_first_message_lands_on_the_same_replica(fleet):
     shared = "Manual of the store. " * 60
     answered = set()
     for q in range(3):
+        fleet.wait_idle()
         status, headers, body = http_raw.request(fleet, "POST", COMPLETIONS, {
             "prompt": f"{shared}\nQuestion {q}:", "max_tokens": 1})
         assert status == 200, body
