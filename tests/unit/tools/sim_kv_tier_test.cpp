@@ -9,7 +9,7 @@
 #include "ladder/tools/simulator.h"
 
 namespace ladder::tools {
-namespace {
+namespace sim_kv_tier_test {
 
 TEST(SimKvTier, DropsItsOldestWriteFirstAndCountsPrivateBlocks) {
     SimKvTier tier(3);
@@ -98,5 +98,5 @@ TEST(SimKvTier, RemoteTierIsSharedByTheFleet) {
     EXPECT_NEAR(result.steps.back().load_s, 0.005, 1e-12);
 }
 
-}  // namespace
+}  // namespace sim_kv_tier_test
 }  // namespace ladder::tools

@@ -14,7 +14,7 @@
 #include "ladder/tools/simulator.h"
 
 namespace ladder::tools {
-namespace {
+namespace sim_private_blocks_test {
 
 // The run of the figures pinned below: 2 replicas behind prefix affinity,
 // 64 blocks of 4 each, so that preemption and eviction are constant.
@@ -182,5 +182,5 @@ TEST(BlockPoolPrivate, APrivateBlockIsEvictedAsACachedOneAndFoundOnlyByItsId) {
     EXPECT_EQ(pool.take_private(block, hash), std::nullopt);
 }
 
-}  // namespace
+}  // namespace sim_private_blocks_test
 }  // namespace ladder::tools

@@ -17,7 +17,7 @@
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
-namespace {
+namespace sim_workload_test {
 
 std::string error_of(const std::function<void()>& action) {
     try {
@@ -240,5 +240,5 @@ TEST(StreamingSummary, AgreesWithTheExactSummary) {
     }
 }
 
-}  // namespace
+}  // namespace sim_workload_test
 }  // namespace ladder::tools

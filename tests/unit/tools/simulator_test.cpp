@@ -11,7 +11,7 @@
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
-namespace {
+namespace simulator_test {
 
 // 10 ms a step plus 1 ms a token; attention free unless a test says not.
 SimulationOptions tiny_fleet(int64_t n_kv_blocks, int32_t budget, bool prefix_caching = true) {
@@ -224,5 +224,5 @@ TEST(SimulatorProfile, JsonRoundTripsAndRooflineIsBandwidthBound) {
     EXPECT_LT(profile.per_token_s * 100, profile.fixed_s);
 }
 
-}  // namespace
+}  // namespace simulator_test
 }  // namespace ladder::tools
