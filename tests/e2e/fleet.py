@@ -100,15 +100,20 @@ class Fleet:
                 answer += chunk
         return answer.decode()
 
-    def server_status(self, name):
-        """HAProxy's status of a replica: UP, DOWN, DRAIN, MAINT, ..."""
+    def replica_stats(self):
+        """HAProxy's stats of each replica of the ladder backend, by name:
+        a dict of its columns (status, scur, ...)."""
         lines = self.admin("show stat").splitlines()
         columns = lines[0].lstrip("# ").split(",")
-        for line in lines[1:]:
-            fields = line.split(",")
-            if fields[:2] == ["ladder", name]:
-                return fields[columns.index("status")]
-        raise AssertionError(f"{name} not in haproxy's stats")
+        rows = (dict(zip(columns, line.split(","))) for line in lines[1:] if line)
+        return {row["svname"]: row for row in rows
+                if row["pxname"] == "ladder" and row["svname"] not in ("FRONTEND", "BACKEND")}
+
+    def server_status(self, name):
+        """HAProxy's status of a replica: UP, DOWN, DRAIN, MAINT, ..."""
+        stats = self.replica_stats()
+        assert name in stats, f"{name} not in haproxy's stats"
+        return stats[name]["status"]
 
     def wait_idle(self, timeout=10):
         """Waits until HAProxy counts no session on any replica. Its bounded
@@ -116,14 +121,8 @@ class Fleet:
         while that one still holds a session, as the previous request's can
         for a moment after its response."""
         deadline = time.monotonic() + timeout
-        while True:
-            lines = self.admin("show stat").splitlines()
-            columns = lines[0].lstrip("# ").split(",")
-            busy = [f[1] for f in (line.split(",") for line in lines[1:])
-                    if f[0] == "ladder" and f[1] != "BACKEND"
-                    and f[columns.index("scur")] not in ("", "0")]
-            if not busy:
-                return
+        while busy := [name for name, row in self.replica_stats().items()
+                       if row["scur"] not in ("", "0")]:
             assert time.monotonic() < deadline, f"{busy} still hold sessions"
             time.sleep(0.02)
 
