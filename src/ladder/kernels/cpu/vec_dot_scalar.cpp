@@ -4,6 +4,7 @@
 // x86 lane order (below).
 // One instantiation per dtype keeps the dtype switch out of the per-row call.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +20,14 @@ namespace ladder::kernels::cpu {
 namespace {
 
 using tensor::DType;
+
+// The x86-order dot products below are built twice, for the x86-64 baseline
+// and for CPUs with FMA, picked once at load (an ifunc). Their float steps are
+// all explicit std::fma calls (ISO C++ mode contracts nothing else), which
+// the baseline build makes through libm and the FMA one inline: the same
+// correctly rounded results, without a library call every eight products
+// (the call was an eighth of the scalar path's time).
+#define LADDER_BASELINE_AND_FMA __attribute__((target_clones("fma", "default")))
 
 template <DType kWeight>
 float reference_dot(const void* weights, const void* activations, int64_t n) {
@@ -107,6 +116,26 @@ void unpack_nibbles(const uint8_t qs[16], BlockCodes q) {
     }
 }
 
+// kSpreadBits[b][k] is bit k of b (0 or 1): four lookups spread a block's 32
+// fifth bits one to an element, where a loop of 32 variable shifts kept the
+// baseline build from vectorizing anything.
+constexpr auto kSpreadBits = [] {
+    std::array<std::array<uint8_t, 8>, 256> table{};
+    for (uint32_t b = 0; b < 256; ++b) {
+        for (uint32_t k = 0; k < 8; ++k) table[b][k] = static_cast<uint8_t>((b >> k) & 1u);
+    }
+    return table;
+}();
+
+// Q5_0's and Q5_1's codes in [0, 31]: the nibbles, with bit j of the
+// little-endian qh as element j's fifth bit.
+void unpack_five_bit_codes(const uint8_t qs[16], const uint8_t qh[4], BlockCodes q) {
+    unpack_nibbles(qs, q);
+    uint8_t high[32];
+    for (int k = 0; k < 4; ++k) std::memcpy(high + 8 * k, kSpreadBits[qh[k]].data(), 8);
+    for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(q[j] | (high[j] << 4));
+}
+
 // A 32-element block of the types with groups of 16 (Q2_K, Q3_K, Q6_K): its
 // lanes times the first group's scale in lanes 0..3, the second's in 4..7.
 void add_grouped_block_lanes(const BlockCodes q, const int8_t y[32], int first_scale,
@@ -116,6 +145,7 @@ void add_grouped_block_lanes(const BlockCodes q, const int8_t y[32], int first_s
     for (int k = 0; k < 8; ++k) sums[k] += (k < 4 ? first_scale : second_scale) * halves[k];
 }
 
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_q4_1_q8_1(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ4_1*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_1*>(activations);
@@ -133,6 +163,7 @@ float x86_order_dot_q4_1_q8_1(const void* weights, const void* activations, int6
     return lane_tree(acc) + offsets;
 }
 
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_q8_0_q8_0(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ8_0*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_0*>(activations);
@@ -145,17 +176,15 @@ float x86_order_dot_q8_0_q8_0(const void* weights, const void* activations, int6
     return lane_tree(acc);
 }
 
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_q5_0_q8_0(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ5_0*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_0*>(activations);
     float acc[8] = {};
     for (int64_t i = 0; i < n / tensor::kQK; ++i) {
-        uint32_t qh = 0;
-        std::memcpy(&qh, w[i].qh, sizeof qh);
         BlockCodes q;
-        unpack_nibbles(w[i].qs, q);
-        for (int j = 0; j < 32; ++j)
-            q[j] = static_cast<int8_t>((q[j] | static_cast<int>(((qh >> j) & 1u) << 4)) - 16);
+        unpack_five_bit_codes(w[i].qs, w[i].qh, q);
+        for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(q[j] - 16);
         LaneSums sums = {};
         add_block_lanes(q, a[i].qs, 1, sums);
         accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * tensor::fp16_to_fp32(a[i].d), acc);
@@ -164,6 +193,7 @@ float x86_order_dot_q5_0_q8_0(const void* weights, const void* activations, int6
 }
 
 // Q4_0: the nibbles less 8, in [-8, 7]; otherwise as Q8_0.
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_q4_0_q8_0(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ4_0*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_0*>(activations);
@@ -181,18 +211,15 @@ float x86_order_dot_q4_0_q8_0(const void* weights, const void* activations, int6
 
 // Q5_1: the codes in [0, 31] as Q5_0's before the - 16; the offsets m_w * s_a
 // by one fma per block, added after the lane tree, as Q4_1.
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_q5_1_q8_1(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ5_1*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_1*>(activations);
     float acc[8] = {};
     float offsets = 0.0f;
     for (int64_t i = 0; i < n / tensor::kQK; ++i) {
-        uint32_t qh = 0;
-        std::memcpy(&qh, w[i].qh, sizeof qh);
         BlockCodes q;
-        unpack_nibbles(w[i].qs, q);
-        for (int j = 0; j < 32; ++j)
-            q[j] = static_cast<int8_t>(q[j] | static_cast<int>(((qh >> j) & 1u) << 4));
+        unpack_five_bit_codes(w[i].qs, w[i].qh, q);
         LaneSums sums = {};
         add_block_lanes(q, a[i].qs, 1, sums);
         accumulate_block(sums, tensor::fp16_to_fp32(w[i].d) * tensor::fp16_to_fp32(a[i].d), acc);
@@ -210,6 +237,7 @@ float x86_order_dot_q5_1_q8_1(const void* weights, const void* activations, int6
 // dmin_w) per super-block, summed as (0 + 2) + (1 + 3) and added after the
 // lane tree. The two types differ only in their codes (Q5_K's carry a fifth bit).
 template <typename Block, void (*kBlockCodes)(const Block&, int, int8_t*)>
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_k_with_mins(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const Block*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
@@ -244,6 +272,7 @@ void q5_k_codes(const tensor::BlockQ5_K& b, int block, int8_t* out) {
 
 // Q3_K and Q2_K: sixteen groups of 16, so each 32-element block takes two
 // scales (lanes 0..3 the first), as Q6_K. Q3_K's codes are signed, in [-4, 3].
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_q3_k_q8_k(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ3_K*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
@@ -264,6 +293,7 @@ float x86_order_dot_q3_k_q8_k(const void* weights, const void* activations, int6
 // Q2_K: per super-block first the mins, lane k holding groups 2k and 2k + 1
 // (min * bsum), by one fma with -(d_a * dmin_w); then the codes' lanes by one
 // fma with d_a * d_w, into the same accumulators.
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_q2_k_q8_k(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ2_K*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
@@ -293,6 +323,7 @@ float x86_order_dot_q2_k_q8_k(const void* weights, const void* activations, int6
 // 32 * scale * bsum terms come off lane k for the groups of 16 2k and 2k + 1
 // (not the groups lane k's elements are in: which int32 lane holds which part
 // fixes the float rounding).
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_q6_k_q8_k(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const tensor::BlockQ6_K*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
@@ -320,6 +351,7 @@ float x86_order_dot_q6_k_q8_k(const void* weights, const void* activations, int6
 // so the tail's multiply-add rounds once either way; F32: one fma, as the
 // SIMD paths' tail).
 template <typename Element, float (*kToFloat)(Element)>
+LADDER_BASELINE_AND_FMA
 float x86_order_dot_floats(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const Element*>(weights);
     const auto* a = static_cast<const Element*>(activations);
@@ -335,6 +367,8 @@ float x86_order_dot_floats(const void* weights, const void* activations, int64_t
 }
 
 float as_float(float x) { return x; }
+
+#undef LADDER_BASELINE_AND_FMA
 
 template <DType kType>
 void install_one(CpuKernels& k) {
