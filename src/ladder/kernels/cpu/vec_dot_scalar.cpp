@@ -237,8 +237,7 @@ float x86_order_dot_q5_1_q8_1(const void* weights, const void* activations, int6
 // dmin_w) per super-block, summed as (0 + 2) + (1 + 3) and added after the
 // lane tree. The two types differ only in their codes (Q5_K's carry a fifth bit).
 template <typename Block, void (*kBlockCodes)(const Block&, int, int8_t*)>
-LADDER_BASELINE_AND_FMA
-float x86_order_dot_k_with_mins(const void* weights, const void* activations, int64_t n) {
+[[gnu::always_inline]] inline float x86_order_dot_k_with_mins(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const Block*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
     float acc[8] = {};
@@ -268,6 +267,17 @@ void q4_k_codes(const tensor::BlockQ4_K& b, int block, int8_t* out) {
 
 void q5_k_codes(const tensor::BlockQ5_K& b, int block, int8_t* out) {
     tensor::q5_k_block_codes(b, block, out);
+}
+
+// Plain functions around the template, which clang cannot multiversion.
+LADDER_BASELINE_AND_FMA
+float x86_order_dot_q4_k_q8_k(const void* weights, const void* activations, int64_t n) {
+    return x86_order_dot_k_with_mins<tensor::BlockQ4_K, q4_k_codes>(weights, activations, n);
+}
+
+LADDER_BASELINE_AND_FMA
+float x86_order_dot_q5_k_q8_k(const void* weights, const void* activations, int64_t n) {
+    return x86_order_dot_k_with_mins<tensor::BlockQ5_K, q5_k_codes>(weights, activations, n);
 }
 
 // Q3_K and Q2_K: sixteen groups of 16, so each 32-element block takes two
@@ -351,8 +361,7 @@ float x86_order_dot_q6_k_q8_k(const void* weights, const void* activations, int6
 // so the tail's multiply-add rounds once either way; F32: one fma, as the
 // SIMD paths' tail).
 template <typename Element, float (*kToFloat)(Element)>
-LADDER_BASELINE_AND_FMA
-float x86_order_dot_floats(const void* weights, const void* activations, int64_t n) {
+[[gnu::always_inline]] inline float x86_order_dot_floats(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const Element*>(weights);
     const auto* a = static_cast<const Element*>(activations);
     float acc[8] = {};
@@ -367,6 +376,21 @@ float x86_order_dot_floats(const void* weights, const void* activations, int64_t
 }
 
 float as_float(float x) { return x; }
+
+LADDER_BASELINE_AND_FMA
+float x86_order_dot_f16(const void* weights, const void* activations, int64_t n) {
+    return x86_order_dot_floats<uint16_t, tensor::fp16_to_fp32>(weights, activations, n);
+}
+
+LADDER_BASELINE_AND_FMA
+float x86_order_dot_bf16(const void* weights, const void* activations, int64_t n) {
+    return x86_order_dot_floats<uint16_t, tensor::bf16_to_fp32>(weights, activations, n);
+}
+
+LADDER_BASELINE_AND_FMA
+float x86_order_dot_f32(const void* weights, const void* activations, int64_t n) {
+    return x86_order_dot_floats<float, as_float>(weights, activations, n);
+}
 
 #undef LADDER_BASELINE_AND_FMA
 
@@ -384,21 +408,12 @@ void install_one(CpuKernels& k) {
     if constexpr (kType == DType::Q5_1) k.vec_dot_by_weight[slot] = x86_order_dot_q5_1_q8_1;
     if constexpr (kType == DType::Q2_K) k.vec_dot_by_weight[slot] = x86_order_dot_q2_k_q8_k;
     if constexpr (kType == DType::Q3_K) k.vec_dot_by_weight[slot] = x86_order_dot_q3_k_q8_k;
-    if constexpr (kType == DType::Q4_K) {
-        k.vec_dot_by_weight[slot] = x86_order_dot_k_with_mins<tensor::BlockQ4_K, q4_k_codes>;
-    }
-    if constexpr (kType == DType::Q5_K) {
-        k.vec_dot_by_weight[slot] = x86_order_dot_k_with_mins<tensor::BlockQ5_K, q5_k_codes>;
-    }
+    if constexpr (kType == DType::Q4_K) k.vec_dot_by_weight[slot] = x86_order_dot_q4_k_q8_k;
+    if constexpr (kType == DType::Q5_K) k.vec_dot_by_weight[slot] = x86_order_dot_q5_k_q8_k;
     if constexpr (kType == DType::Q6_K) k.vec_dot_by_weight[slot] = x86_order_dot_q6_k_q8_k;
-    if constexpr (kType == DType::F16) {
-        k.vec_dot_by_weight[slot] = x86_order_dot_floats<uint16_t, tensor::fp16_to_fp32>;
-    }
-    if constexpr (kType == DType::BF16) {
-        k.vec_dot_by_weight[slot] = x86_order_dot_floats<uint16_t, tensor::bf16_to_fp32>;
-    }
-    if constexpr (kType == DType::F32)
-        k.vec_dot_by_weight[slot] = x86_order_dot_floats<float, as_float>;
+    if constexpr (kType == DType::F16) k.vec_dot_by_weight[slot] = x86_order_dot_f16;
+    if constexpr (kType == DType::BF16) k.vec_dot_by_weight[slot] = x86_order_dot_bf16;
+    if constexpr (kType == DType::F32) k.vec_dot_by_weight[slot] = x86_order_dot_f32;
 }
 
 template <DType... kTypes>
