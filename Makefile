@@ -11,7 +11,7 @@ JOBS ?= $(shell nproc)
 LADDER := $(BUILD_DIR)/bin/ladder
 PYTHON := .venv/bin/python
 
-.PHONY: all deps build build-asan build-tsan build-fuzz model model-gemma3 model-draft-pair run fleet test \
+.PHONY: all deps build build-asan build-tsan build-fuzz sanitizer-builds model model-gemma3 model-draft-pair run fleet test \
 	test-unit test-asan test-tsan fuzz test-python test-avx2-path test-scalar-path test-soak test-long clean
 
 all: build
@@ -24,9 +24,12 @@ build: deps
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The GGUF loader's hostile-file tests also run under AddressSanitizer.
-build-asan: deps
+define build_asan
 	@cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_ASAN=ON > /dev/null
 	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target unit_gguf
+endef
+build-asan: deps
+	$(build_asan)
 
 # The sanitizer builds link the Release build's xgrammar rather than compiling
 # it again (cmake/xgrammar.cmake says why).
@@ -34,17 +37,30 @@ PREBUILT_XGRAMMAR := -DLADDER_XGRAMMAR_PREBUILT=$(abspath $(BUILD_DIR))/lib/libx
 
 # The engine and server unit tests under ThreadSanitizer (the kernels left
 # uninstrumented: see src/ladder/kernels/cpu/CMakeLists.txt).
-build-tsan: build
+define build_tsan
 	@cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_TSAN=ON \
 		-DLADDER_WERROR=OFF $(PREBUILT_XGRAMMAR) > /dev/null
 	@cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target unit_engine unit_server
+endef
+build-tsan: build
+	$(build_tsan)
 
 # The fuzz targets of tests/fuzz/, with clang, libFuzzer, ASan and UBSan.
-build-fuzz: build
+define build_fuzz
 	@cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLADDER_FUZZ=ON \
 		-DLADDER_BUILD_TESTS=OFF -DLADDER_WERROR=OFF $(PREBUILT_XGRAMMAR) \
 		-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ > /dev/null
 	@cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzzers
+endef
+build-fuzz: build
+	$(build_fuzz)
+
+# The three sanitizer builds, for `test` to run in the background once the
+# Release build is done (it is their only prerequisite: its libxgrammar.a).
+sanitizer-builds:
+	$(build_asan)
+	$(build_tsan)
+	$(build_fuzz)
 
 model: deps
 	@scripts/fetch_model.sh smollm2
@@ -75,8 +91,24 @@ run: build model
 fleet: build model
 	@LADDER=$(abspath $(LADDER)) scripts/fleet.sh
 
-test: build model model-gemma3 model-draft-pair test-unit test-asan test-tsan fuzz test-python \
-	test-avx2-path test-scalar-path test-soak
+# Every test. The Release build's test stages leave a good share of the CPU
+# idle (model loads, servers waiting on their sockets, one-thread phases), so
+# the sanitizer builds compile meanwhile in the background at the lowest
+# priority (nice 19: they take what the tests leave and barely slow them).
+# Their output goes to SANITIZER_BUILD_LOG, printed if they fail. The
+# sanitizer and fuzz stages run once both are done.
+SANITIZER_BUILD_LOG := $(BUILD_DIR)/logs/sanitizer-builds.log
+test: build model model-gemma3 model-draft-pair
+	@mkdir -p $(dir $(SANITIZER_BUILD_LOG))
+	@nice -n 19 $(MAKE) --no-print-directory sanitizer-builds > $(SANITIZER_BUILD_LOG) 2>&1 & \
+	builds=$$!; \
+	$(MAKE) --no-print-directory test-unit test-python test-avx2-path test-scalar-path test-soak; \
+	tests=$$?; \
+	if ! wait $$builds; then \
+		echo "the sanitizer builds failed:"; cat $(SANITIZER_BUILD_LOG); exit 1; \
+	fi; \
+	[ $$tests -eq 0 ] || exit $$tests
+	@$(MAKE) --no-print-directory test-asan test-tsan fuzz
 
 test-unit: build model-draft-pair
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
