@@ -107,9 +107,16 @@ void Scheduler::schedule_drafts(int32_t& budget) {
 }
 
 void Scheduler::admit_waiting(int32_t& budget) {
-    if (prefix_caching_) collect_blocks_in_flight();
+    // The blocks in flight are gathered only when a sequence is considered,
+    // before the first (so from the same running_), not every step: most
+    // steps have nobody waiting.
+    bool in_flight_collected = !prefix_caching_;
     for (auto it = waiting_.begin();
          it != waiting_.end() && budget > 0 && n_running() < max_num_seqs_;) {
+        if (!in_flight_collected) {
+            collect_blocks_in_flight();
+            in_flight_collected = true;
+        }
         Sequence* sequence = *it;
         const bool fresh = sequence->n_computed == 0;
         if (fresh && prefix_caching_) {

@@ -58,10 +58,13 @@ public:
     // kind random or prefix; throws util::InputError on bad options.
     explicit SyntheticPrompts(const DatasetOptions& options);
     SyntheticPrompt next();
+    // The same draw into `prompt`, whose question's buffer is reused.
+    void next(SyntheticPrompt& prompt);
     const std::vector<std::vector<int32_t>>& prefixes() const { return prefixes_; }
 
 private:
-    std::vector<int32_t> draw_tokens(int64_t n);
+    // n draws into `draws`, which they replace.
+    void draw_tokens(int64_t n, std::vector<int32_t>& draws);
 
     DatasetOptions options_;
     SeededRandom random_;

@@ -97,32 +97,36 @@ SyntheticPrompts::SyntheticPrompts(const DatasetOptions& options)
     output_len_ = options.output_len.value_or(defaults.output);
     if (options.kind == "prefix") {
         for (int64_t i = 0; i < options.n_prefixes; ++i) {
-            prefixes_.push_back(draw_tokens(options.prefix_len));
+            draw_tokens(options.prefix_len, prefixes_.emplace_back());
         }
     }
 }
 
-std::vector<int32_t> SyntheticPrompts::draw_tokens(int64_t n) {
-    std::vector<int32_t> draws(static_cast<size_t>(n));
+void SyntheticPrompts::draw_tokens(int64_t n, std::vector<int32_t>& draws) {
+    draws.resize(static_cast<size_t>(n));
     const bool ids = options_.endpoint == BenchEndpoint::Completions;
-    // The range chosen once, so that the loop keeps its rejection limit in a
-    // register (a simulated hour draws about a billion of these).
-    const int64_t low = ids ? kFirstRandomTokenId : 0;
-    const int64_t high = ids ? kLastRandomTokenId : static_cast<int64_t>(kWords.size()) - 1;
-    for (int32_t& draw : draws) draw = static_cast<int32_t>(random_.between(low, high));
-    return draws;
+    // The range prepared once: its limit and reciprocal stay in registers
+    // and no draw divides (a simulated hour draws about a billion of these).
+    const DrawRange range(ids ? kFirstRandomTokenId : 0,
+                          ids ? kLastRandomTokenId : static_cast<int64_t>(kWords.size()) - 1);
+    for (int32_t& draw : draws) draw = static_cast<int32_t>(random_.between(range));
 }
 
 SyntheticPrompt SyntheticPrompts::next() {
     SyntheticPrompt prompt;
+    next(prompt);
+    return prompt;
+}
+
+void SyntheticPrompts::next(SyntheticPrompt& prompt) {
+    prompt.prefix = -1;
     if (!prefixes_.empty()) {
         // One block draws nothing, so its prompts are those of before there were more.
         prompt.prefix = prefixes_.size() == 1 ? 0 : random_.between(0, options_.n_prefixes - 1);
     }
     const int64_t question_len = draw_length(random_, input_len_, options_.range_ratio);
     prompt.max_tokens = draw_length(random_, output_len_, options_.range_ratio);
-    prompt.question = draw_tokens(question_len);
-    return prompt;
+    draw_tokens(question_len, prompt.question);
 }
 
 std::vector<BenchPrompt> random_dataset(const DatasetOptions& options) {

@@ -48,16 +48,32 @@ kv::BlockHash private_block_id(int64_t request_index, size_t block) {
 
 struct SimReplica::Tracked {
     int64_t index = 0;
-    std::unique_ptr<engine::Sequence> sequence;  // null: the slot is free here
-    size_t first_private = 0;                    // the first block past the shared prefix
-    // [i - first_private]: where private block i is held.
+    int64_t slot = 0;          // the event loop's handle, which the events report
+    Record* record = nullptr;  // the one this is part of
+    size_t first_private = 0;  // the first block past the shared prefix
+    bool preempted = false;
+};
+
+// What a request holds while in flight; kept, with its buffers' room, for the
+// replica's next request once it finishes. The sequence's id is the record's
+// number in records_, so that a scheduled chunk finds its record through a
+// small, hot array, and the record's fields lie beside the sequence's.
+struct SimReplica::Record {
+    Record(engine::RequestParams params, int32_t block_size, const tokenizer::Tokenizer& no_text,
+           size_t number)
+        : sequence(engine::RequestId{number}, std::move(params), 1, block_size, no_text) {
+        tracked.record = this;
+    }
+
+    Tracked tracked;
+    engine::Sequence sequence;
+    // [i - Tracked::first_private]: where private block i is held.
     struct PrivateBlock {
         kv::BlockId block = -1;  // in memory (-1: not computed yet)
         int64_t disk_stamp = SimKvTier::kNotWritten;
         int64_t remote_stamp = SimKvTier::kNotWritten;
     };
     std::vector<PrivateBlock> private_blocks;
-    bool preempted = false;
 };
 
 SimReplica::SimReplica(const StepProfile& profile, const ReplicaOptions& options, SimEvents events,
@@ -90,38 +106,61 @@ SimReplica::SimReplica(const StepProfile& profile, const ReplicaOptions& options
 
 SimReplica::~SimReplica() = default;
 
-void SimReplica::add(SimRequest request) {
-    engine::RequestParams params;
-    // Room for the output too: the first generated token would otherwise
-    // copy the whole prompt into a new buffer, once per request.
-    const int64_t n_tokens = static_cast<int64_t>(request.prompt.size()) + request.output_len;
-    request.prompt.reserve(static_cast<size_t>(n_tokens));
-    params.prompt = std::move(request.prompt);
-    params.ignore_eos = true;
-    params.sampling.seed = 0;  // nothing is sampled; unseeded, each would open random_device
-    auto sequence = std::make_unique<engine::Sequence>(
-        engine::RequestId{static_cast<uint64_t>(request.slot)}, std::move(params),
-        request.output_len, profile_.block_size, *no_text_);
-    sequence->timings.arrival = request.arrival_s;
-    engine::Sequence* added = sequence.get();
-    const auto slot = static_cast<size_t>(request.slot);
-    if (by_slot_.size() <= slot) by_slot_.resize(slot + 1);
-    Tracked& tracked = by_slot_[slot];
-    LADDER_CHECK(tracked.sequence == nullptr, "a simulated slot given twice");
-    const auto first_private =
-        static_cast<size_t>(std::max(request.n_shared_tokens, 0) / profile_.block_size);
-    tracked.index = request.index;
-    tracked.sequence = std::move(sequence);
-    tracked.first_private = first_private;
-    const auto n_blocks = static_cast<size_t>(n_tokens / profile_.block_size);
-    if (prefix_caching_) added->block_hashes.reserve(n_blocks);
-    if (prefix_caching_ && n_blocks > first_private) {
-        tracked.private_blocks.reserve(n_blocks - first_private);
+SimReplica::Record& SimReplica::take_record(const SimRequest& request) {
+    if (free_records_.empty()) {
+        engine::RequestParams params;
+        params.ignore_eos = true;
+        params.sampling.seed = 0;  // nothing is sampled; unseeded, each would open random_device
+        records_.push_back(std::make_unique<Record>(std::move(params), profile_.block_size,
+                                                    *no_text_, records_.size()));
+        free_records_.push_back(records_.back().get());
     }
+    Record& record = *free_records_.back();
+    free_records_.pop_back();
+    // The fields the scheduler and this replica read, as the engine's
+    // constructor sets them for a prompt; the rest (sampler, text, stops,
+    // drafts) a simulated sequence never changes.
+    engine::Sequence& sequence = record.sequence;
+    LADDER_CHECK(sequence.blocks.n_blocks() == 0 && sequence.draft.empty(),
+                 "a simulated sequence reused with blocks or a draft");
+    sequence.n_prompt_tokens = static_cast<int32_t>(request.prompt.size());
+    sequence.max_tokens = request.output_len;
+    // Room for the output too: the first generated token would otherwise
+    // copy the whole prompt into a new buffer.
+    sequence.tokens.reserve(request.prompt.size() + static_cast<size_t>(request.output_len));
+    sequence.tokens.assign(request.prompt.begin(), request.prompt.end());
+    sequence.n_computed = 0;
+    sequence.n_cached_prompt_tokens = 0;
+    sequence.n_preemptions = 0;
+    sequence.n_blocks_offered = 0;
+    sequence.finished = false;
+    sequence.timings = engine::RequestTimings{};
+    sequence.timings.arrival = request.arrival_s;
+    sequence.block_hashes.clear();
+    record.private_blocks.clear();
+    return record;
+}
+
+void SimReplica::add(const SimRequest& request) {
+    Record& record = take_record(request);
+    engine::Sequence& sequence = record.sequence;
+    Tracked& tracked = record.tracked;
+    tracked.index = request.index;
+    tracked.slot = request.slot;
+    tracked.first_private =
+        static_cast<size_t>(std::max(request.n_shared_tokens, 0) / profile_.block_size);
     tracked.preempted = false;
-    if (prefix_caching_) update_hashes(*added, tracked);
+    const auto n_blocks = static_cast<size_t>(
+        (static_cast<int64_t>(request.prompt.size()) + request.output_len) / profile_.block_size);
+    if (prefix_caching_) {
+        sequence.block_hashes.reserve(n_blocks);
+        if (n_blocks > tracked.first_private) {
+            record.private_blocks.reserve(n_blocks - tracked.first_private);
+        }
+        update_hashes(sequence, tracked);
+    }
     ++n_in_flight_;
-    scheduler_.add(added);
+    scheduler_.add(&sequence);
 }
 
 void SimReplica::update_hashes(engine::Sequence& sequence, const Tracked& tracked) const {
@@ -143,8 +182,8 @@ std::optional<kv::BlockId> SimReplica::take_preempted_block(const kv::BlockHash&
     if (preempted_blocks_.empty()) return std::nullopt;
     const auto found = preempted_blocks_.find(hash);
     if (found == preempted_blocks_.end()) return std::nullopt;
-    Tracked& tracked = by_slot_[static_cast<size_t>(found->second.slot)];
-    Tracked::PrivateBlock& held = tracked.private_blocks[found->second.index];
+    Tracked& tracked = records_[found->second.record]->tracked;
+    Record::PrivateBlock& held = tracked.record->private_blocks[found->second.index];
     if (std::optional<kv::BlockId> block = pool_.take_private(held.block, hash)) return block;
     // Evicted from memory since: the tiers below may still hold it.
     const bool on_disk = disk_ && disk_->holds_stamp(held.disk_stamp);
@@ -183,17 +222,19 @@ void SimReplica::charge_load(Tier tier) {
 }
 
 void SimReplica::remember_private_blocks(const Tracked& tracked) {
-    const std::vector<kv::BlockHash>& hashes = tracked.sequence->block_hashes;
-    const auto slot = static_cast<int64_t>(tracked.sequence->id);
-    for (size_t i = 0; i < tracked.private_blocks.size(); ++i) {
-        if (tracked.private_blocks[i].block < 0) continue;
-        preempted_blocks_[hashes[tracked.first_private + i]] = PreemptedBlock{slot, i};
+    const Record& record = *tracked.record;
+    const std::vector<kv::BlockHash>& hashes = record.sequence.block_hashes;
+    const auto number = static_cast<size_t>(record.sequence.id);
+    for (size_t i = 0; i < record.private_blocks.size(); ++i) {
+        if (record.private_blocks[i].block < 0) continue;
+        preempted_blocks_[hashes[tracked.first_private + i]] = PreemptedBlock{number, i};
     }
 }
 
 void SimReplica::forget_private_blocks(const Tracked& tracked) {
-    const std::vector<kv::BlockHash>& hashes = tracked.sequence->block_hashes;
-    for (size_t i = 0; i < tracked.private_blocks.size(); ++i) {
+    const Record& record = *tracked.record;
+    const std::vector<kv::BlockHash>& hashes = record.sequence.block_hashes;
+    for (size_t i = 0; i < record.private_blocks.size(); ++i) {
         preempted_blocks_.erase(hashes[tracked.first_private + i]);
     }
 }
@@ -208,7 +249,7 @@ const SimStep& SimReplica::begin_step(double now) {
     }
     for (engine::Sequence* sequence : schedule.preempted) {
         sequence->n_blocks_offered = 0;
-        Tracked& tracked = by_slot_[static_cast<size_t>(sequence->id)];
+        Tracked& tracked = records_[static_cast<size_t>(sequence->id)]->tracked;
         tracked.preempted = true;
         if (prefix_caching_) remember_private_blocks(tracked);
     }
@@ -238,8 +279,8 @@ void SimReplica::end_step() {
     for (const engine::ScheduledChunk& chunk : chunks_) {
         engine::Sequence& sequence = *chunk.sequence;
         sequence.n_computed += chunk.n_tokens;
-        const auto slot = static_cast<int64_t>(sequence.id);
-        Tracked& tracked = by_slot_[static_cast<size_t>(slot)];
+        Tracked& tracked = records_[static_cast<size_t>(sequence.id)]->tracked;
+        const int64_t slot = tracked.slot;
         if (prefix_caching_) cache_full_blocks(sequence, tracked);
         // A chunk that reaches the last token gives the logits of the next.
         if (sequence.n_uncomputed() > 0) continue;
@@ -250,10 +291,9 @@ void SimReplica::end_step() {
         if (events_.on_finish) events_.on_finish(slot, now, sequence.n_cached_prompt_tokens);
         if (tracked.preempted) forget_private_blocks(tracked);
         scheduler_.remove(&sequence);
-        tracked.sequence.reset();
-        // Freed, not kept: every replica sees every slot in time, and a
-        // hundred replicas' kept capacity would grow the memory by half.
-        std::vector<Tracked::PrivateBlock>().swap(tracked.private_blocks);
+        // Kept by the replica, not the slot: every replica sees every slot
+        // in time, but holds only as many records as it ever had in flight.
+        free_records_.push_back(tracked.record);
         --n_in_flight_;
     }
     chunks_.clear();
@@ -278,8 +318,9 @@ void SimReplica::cache_full_blocks(engine::Sequence& sequence, Tracked& tracked)
             continue;
         }
         const size_t p = i - tracked.first_private;
-        if (tracked.private_blocks.size() <= p) tracked.private_blocks.resize(p + 1);
-        Tracked::PrivateBlock& held = tracked.private_blocks[p];
+        std::vector<Record::PrivateBlock>& private_blocks = tracked.record->private_blocks;
+        if (private_blocks.size() <= p) private_blocks.resize(p + 1);
+        Record::PrivateBlock& held = private_blocks[p];
         if (pool_.is_cached(block)) continue;  // taken back after a preemption
         pool_.cache_private(block, hash);
         held.block = block;

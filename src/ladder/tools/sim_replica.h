@@ -72,7 +72,9 @@ public:
     SimReplica(const SimReplica&) = delete;
     SimReplica& operator=(const SimReplica&) = delete;
 
-    void add(SimRequest request);
+    // The request's prompt is copied into a record the replica keeps for
+    // the next request once this one finishes.
+    void add(const SimRequest& request);
     bool has_work() const { return !scheduler_.empty(); }
     bool in_step() const { return in_step_; }
     // Schedules the next step at now; returns it (end_s is when to end it).
@@ -94,6 +96,9 @@ public:
 
 private:
     struct Tracked;
+    struct Record;
+    // A finished request's record, made ready for this one, or a new one.
+    Record& take_record(const SimRequest& request);
     void cache_full_blocks(engine::Sequence& sequence, Tracked& tracked);
     // Sequence::update_block_hashes, but a private block (past the shared
     // prefix) gets a unique id instead of a content hash: nothing else can match it.
@@ -117,13 +122,17 @@ private:
     std::unique_ptr<tokenizer::Tokenizer> no_text_;  // sequences need one; no text is made
     kv::BlockPool pool_;
     engine::Scheduler scheduler_;
-    // By slot, which is also the sequence's id: a slot is unique in flight.
-    std::vector<Tracked> by_slot_;  // held in place: one pointer fewer to chase a token
+    // Every record this replica made (as many as it ever had in flight), by
+    // number (its sequence's id), and those free: a request reuses a finished
+    // one's sequence and buffers instead of building the engine's Sequence
+    // and growing its vectors anew.
+    std::vector<std::unique_ptr<Record>> records_;
+    std::vector<Record*> free_records_;
     int64_t n_in_flight_ = 0;
     // The private blocks of preempted sequences still in flight, by their id:
-    // the slot and the private block's index (Tracked::private_blocks).
+    // the record's number and the private block's index (Record::private_blocks).
     struct PreemptedBlock {
-        int64_t slot;
+        size_t record;
         size_t index;
     };
     std::unordered_map<kv::BlockHash, PreemptedBlock, kv::BlockHashHasher> preempted_blocks_;

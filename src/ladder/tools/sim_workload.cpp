@@ -99,7 +99,8 @@ SyntheticRequests::SyntheticRequests(const DatasetOptions& dataset, const Arriva
 
 bool SyntheticRequests::next(SimRequest& request) {
     if (next_ >= n_total_) return false;
-    SyntheticPrompt drawn = prompts_.next();
+    prompts_.next(drawn_);
+    const SyntheticPrompt& drawn = drawn_;
     request.index = next_++;
     request.arrival_s = arrivals_.next();
     request.prompt.clear();

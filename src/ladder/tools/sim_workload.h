@@ -62,6 +62,7 @@ public:
 
 private:
     SyntheticPrompts prompts_;
+    SyntheticPrompt drawn_;  // the last draw, whose buffer the next reuses
     ArrivalProcess arrivals_;
     int64_t n_total_;
     int64_t next_ = 0;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <queue>
+#include <utility>
 
 #include "ladder/util/error.h"
 
@@ -94,6 +95,9 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
 
     SimRequest pending;  // the next request to release, drawn ahead by one
     bool has_pending = requests.next(pending);
+    // The one being released. The two swap, so that drawing the next reuses
+    // this one's token buffer (the replica copies the prompt it keeps).
+    SimRequest request;
     std::vector<size_t> waking;  // replicas given requests at this instant
     const bool limited = options.max_concurrency > 0;
     // Requests arriving at one instant go into the same first step, as the
@@ -115,7 +119,7 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
             if (!(release_s < std::numeric_limits<double>::infinity())) break;  // nothing can move
             // Released when it arrives or, under a concurrency limit, when a slot frees.
             const double now = std::max(release_s, limited ? last_finish : 0.0);
-            SimRequest request = std::move(pending);
+            std::swap(request, pending);
             has_pending = requests.next(pending);
             ++result.n_requests;
             RequestResult out;
@@ -146,7 +150,7 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
             const size_t r = router.pick(request.prompt, loads);
             ++loads[r];
             ++n_in_flight;
-            replicas[r]->add(std::move(request));
+            replicas[r]->add(request);
             waking.push_back(r);
             start_woken_after(now);
             continue;
