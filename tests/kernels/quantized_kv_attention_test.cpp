@@ -4,19 +4,23 @@
 // reference) at a slot and nothing else; attention over such
 // a cache, on the exact path (attend_heads_any_type) and the fast path
 // (chunked attention), against attention computed in double on the
-// dequantized rows; and every fast path against the scalar one.
+// dequantized rows; and every fast path against the scalar one, the Q8_0
+// values weighted in registers against the scalar row ops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "ladder/kernels/cpu/attention.h"
+#include "ladder/kernels/cpu/attention_isa.h"
 #include "ladder/kernels/cpu/chunked_attention.h"
+#include "ladder/kernels/cpu/kv_rows.h"
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/tensor/reference_ops.h"
 
@@ -268,6 +272,131 @@ TEST(QuantizedKv, every_exact_path_gives_the_scalar_paths_bits) {
                                            got.data());
             EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
                 << isa_name(isa) << " " << type_names(key_type, value_type);
+        }
+    }
+}
+
+// The Q8_0 key scorers of the fast paths give, for every head and key, the
+// bits of the scalar Q8_0 vec_dot times the scale, and each head's largest
+// score, over head counts from 1 to 8, rows of 1 to 8 Q8_0 blocks and windows
+// whose length leaves every tail of a group of eight keys.
+TEST(QuantizedKv, q8_0_key_scorers_give_the_scalar_dot_products_bits) {
+    std::mt19937 rng(36);
+    using ScoreFn = void (*)(const PagedKvLayer&, const int32_t*, int32_t, int32_t, int32_t,
+                             const uint8_t*, int64_t, int32_t, float, float*, float*);
+    std::vector<std::pair<Isa, ScoreFn>> paths;
+    if (isa_supported(Isa::Avx2, cpu_features())) {
+        paths.emplace_back(Isa::Avx2, detail::score_q8_0_keys_avx2);
+    }
+    if (isa_supported(Isa::Avx512, cpu_features())) {
+        paths.emplace_back(Isa::Avx512, detail::score_q8_0_keys_avx512);
+    }
+    if (paths.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
+    const CpuKernels& scalar = cpu_kernels_for(Isa::Scalar);
+    for (const int32_t head_dim : {32, 64, 96, 256}) {
+        const int32_t n_context = 83;
+        const TypedCache cache(rng, 3, 16, head_dim, n_context, DType::Q8_0, DType::Q8_0);
+        const PagedKvLayer kv = cache.layer();
+        const int64_t key_bytes = kv.key_row_bytes();
+        const int64_t q_stride = key_bytes + 34;  // rows apart by more than their bytes
+        for (const int32_t n_heads : {1, 3, 5, 8}) {
+            std::vector<uint8_t> q_rows(static_cast<size_t>(n_heads * q_stride));
+            const auto q = random_rows(rng, static_cast<size_t>(n_heads * head_dim));
+            for (int32_t h = 0; h < n_heads; ++h) {
+                scalar.quantize_row(DType::Q8_0)(q.data() + h * head_dim,
+                                                 q_rows.data() + h * q_stride, head_dim);
+            }
+            for (const auto& [first, end] : std::vector<std::pair<int32_t, int32_t>>{
+                     {0, n_context}, {5, n_context}, {37, 38}, {16, 32}, {17, 70}, {1, 8}}) {
+                const int32_t n_scores = end - first;
+                const float scale = 0.125f;
+                std::vector<float> want(static_cast<size_t>(n_heads * n_scores));
+                std::vector<float> want_max(static_cast<size_t>(n_heads),
+                                            -std::numeric_limits<float>::infinity());
+                for (int32_t h = 0; h < n_heads; ++h) {
+                    for (int32_t i = 0; i < n_scores; ++i) {
+                        const float s =
+                            scalar.vec_dot(DType::Q8_0)(
+                                kv.row(kv.keys, key_bytes, cache.block_table.data(), 2, first + i),
+                                q_rows.data() + h * q_stride, head_dim) *
+                            scale;
+                        want[static_cast<size_t>(h * n_scores + i)] = s;
+                        want_max[static_cast<size_t>(h)] =
+                            std::max(want_max[static_cast<size_t>(h)], s);
+                    }
+                }
+                for (const auto& [isa, score] : paths) {
+                    std::vector<float> got(want.size(), std::nanf(""));
+                    std::vector<float> got_max(want_max.size(), std::nanf(""));
+                    score(kv, cache.block_table.data(), 2, first, n_scores, q_rows.data(), q_stride,
+                          n_heads, scale, got.data(), got_max.data());
+                    const std::string what =
+                        std::string(isa_name(isa)) + " head_dim " + std::to_string(head_dim) +
+                        " heads " + std::to_string(n_heads) + " positions [" +
+                        std::to_string(first) + ", " + std::to_string(end) + ")";
+                    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+                        << what;
+                    EXPECT_EQ(got_max, want_max) << what;
+                }
+            }
+        }
+    }
+}
+
+// The Q8_0 values decoded in registers and weighted into every head's
+// accumulators give the bits of the scalar path's row ops (decode a row, then
+// one fma per head and value, position by position), over head counts that
+// leave partial groups of heads, rows of 1 to 8 Q8_0 blocks and windows that
+// start and end inside a cache block.
+TEST(QuantizedKv, q8_0_values_weighted_in_registers_give_the_row_ops_bits) {
+    std::mt19937 rng(35);
+    using WeightFn = void (*)(const PagedKvLayer&, const int32_t*, int32_t, int32_t, int32_t,
+                              const float*, int32_t, float*);
+    std::vector<std::pair<Isa, WeightFn>> paths;
+    if (isa_supported(Isa::Avx2, cpu_features())) {
+        paths.emplace_back(Isa::Avx2, detail::weight_q8_0_values_avx2);
+    }
+    if (isa_supported(Isa::Avx512, cpu_features())) {
+        paths.emplace_back(Isa::Avx512, detail::weight_q8_0_values_avx512);
+    }
+    if (paths.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
+    const detail::KvRowOps ops = detail::kv_row_ops(Isa::Scalar, DType::Q8_0);
+    for (const int32_t head_dim : {32, 64, 96, 256}) {
+        const int32_t n_context = 83;
+        const TypedCache cache(rng, 3, 16, head_dim, n_context, DType::Q8_0, DType::Q8_0);
+        const PagedKvLayer kv = cache.layer();
+        const int64_t value_bytes = kv.value_row_bytes();
+        for (const int32_t n_heads : {1, 2, 3, 4, 5, 7, 8, 9, 11}) {
+            for (const auto& [first, end] : std::vector<std::pair<int32_t, int32_t>>{
+                     {0, n_context}, {5, n_context}, {37, 38}, {16, 32}, {17, 70}}) {
+                const int32_t n_scores = end - first;
+                auto probabilities = random_rows(rng, static_cast<size_t>(n_heads * n_scores));
+                for (auto& p : probabilities) p = std::fabs(p) / 4.0f;
+                std::vector<float> want(static_cast<size_t>(n_heads * head_dim), 0.0f);
+                std::vector<float> row(static_cast<size_t>(head_dim));
+                for (int32_t i = 0; i < n_scores; ++i) {
+                    ops.decode(
+                        kv.row(kv.values, value_bytes, cache.block_table.data(), 2, first + i),
+                        row.data(), head_dim);
+                    for (int32_t h = 0; h < n_heads; ++h) {
+                        ops.weight(want.data() + h * head_dim, row.data(),
+                                   probabilities[static_cast<size_t>(h * n_scores + i)], head_dim);
+                    }
+                }
+                for (const auto& [isa, weight] : paths) {
+                    // One row past the heads' outputs shows a write beyond them.
+                    std::vector<float> got(want.size() + static_cast<size_t>(head_dim),
+                                           std::nanf(""));
+                    weight(kv, cache.block_table.data(), 2, first, n_scores, probabilities.data(),
+                           n_heads, got.data());
+                    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+                        << isa_name(isa) << " head_dim " << head_dim << " heads " << n_heads
+                        << " positions [" << first << ", " << end << ")";
+                    EXPECT_TRUE(std::all_of(got.begin() + static_cast<std::ptrdiff_t>(want.size()),
+                                            got.end(), [](float x) { return std::isnan(x); }))
+                        << isa_name(isa) << " wrote past " << n_heads << " heads";
+                }
+            }
         }
     }
 }

@@ -2,7 +2,8 @@
 // order llama.cpp's flash-attention CPU path runs for a quantized cache, one
 // K and one V row at a time through the row ops of kv_rows.h. The scores are
 // the key type's vec_dot (the AVX2 paths score Q8_0 keys eight at a time in
-// the same bits), the softmax the f16 path's two-pass one (fast_exp).
+// the same bits), the softmax the f16 path's two-pass one (fast_exp); the fast
+// paths weight Q8_0 values without storing a decoded row, in the same bits.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -60,8 +61,10 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
 
     float max_scores[kHeadsPerPass];
     if (kIsa != Isa::Scalar && kv.key_type == tensor::DType::Q8_0) {
-        detail::score_q8_0_keys_avx2(kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
-                                     kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
+        const auto score =
+            kIsa == Isa::Avx512 ? detail::score_q8_0_keys_avx512 : detail::score_q8_0_keys_avx2;
+        score(kv, block_table, kv_head, first_visible, n_scores, q_dot[0], kMaxQueryRowBytes,
+              n_heads, scale, scores, max_scores);
     } else {
         score_keys(kernels, kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
                    kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
@@ -83,7 +86,16 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
         for (int32_t i = 0; i < n_scores; ++i) head_scores[i] *= inverse_sum;
     }
     // The weighted values: each V row is dequantized once for all the heads
-    // and added in F32 (fma), in position order.
+    // and added in F32 (fma), in position order. The fast paths decode a Q8_0
+    // row in registers straight into the heads' accumulators (the same fma
+    // chains), which a row stored and loaded again per head made slower than
+    // f16 at long context (docs/performance.md, "Quantized KV cache").
+    if (kIsa != Isa::Scalar && kv.value_type == tensor::DType::Q8_0) {
+        const auto weight = kIsa == Isa::Avx512 ? detail::weight_q8_0_values_avx512
+                                                : detail::weight_q8_0_values_avx2;
+        weight(kv, block_table, kv_head, first_visible, n_scores, scores, n_heads, out);
+        return;
+    }
     alignas(64) float acc[kHeadsPerPass][kMaxHeadDim];
     alignas(64) float row[kMaxHeadDim];
     for (int32_t h = 0; h < n_heads; ++h) std::fill_n(acc[h], head_dim, 0.0f);

@@ -1,10 +1,12 @@
 // The scores of attend_heads_any_type over a Q8_0 key cache with AVX2: eight
 // keys at a time for each query head, the same int32 lanes, fma chain and
 // lane tree as the Q8_0 x Q8_0 dot product of every path (vec_dot.h), so the
-// bits are those of calling it once per key. Runs only after CPUID said
+// bits are those of calling it once per key; and its weighted values over a
+// Q8_0 value cache, each row decoded in registers. Runs only after CPUID said
 // AVX2, FMA and F16C.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "ladder/kernels/cpu/attention_isa.h"
@@ -23,7 +25,88 @@ LADDER_AVX2 inline __m256i block_lanes(const BlockQ8_0& key, const __m256i q) {
     return dot_u8_s8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(q, x));
 }
 
+// The 8 values of a quarter of a Q8_0 block (qs: its 8 bytes) times the
+// block's scale d: one rounding, as the decoders of every path make it.
+LADDER_AVX2 inline __m256 decode_8(const int8_t* qs, __m256 d) {
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs)))),
+                         d);
+}
+
+// weight_q8_0_values for kHeads heads: one pass over the positions per half
+// Q8_0 block of the row (16 dimensions, two vectors per head in registers),
+// so no decoded row is stored and each accumulator is one fma chain in
+// position order. The block table is read once per cache block, not per row.
+template <int kHeads>
+LADDER_AVX2 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
+                              int32_t first_visible, int32_t n_scores, const float* probabilities,
+                              int64_t probability_stride, float* out) {
+    const int64_t row_bytes = kv.value_row_bytes();
+    const int64_t block_stride = int64_t{kv.n_kv_heads} * kv.block_size * row_bytes;
+    const auto* pool =
+        static_cast<const uint8_t*>(kv.values) + int64_t{kv_head} * kv.block_size * row_bytes;
+    constexpr int32_t kHalf = tensor::kQK / 2;
+    const int32_t n_halves = kv.head_dim / kHalf;
+    for (int32_t half = 0; half < n_halves; ++half) {
+        const int64_t block_offset = half / 2 * int64_t{sizeof(BlockQ8_0)};
+        const int32_t first_value = half % 2 * kHalf;
+        __m256 acc[kHeads][2];
+        for (auto& head : acc) head[0] = head[1] = _mm256_setzero_ps();
+        int32_t i = 0;
+        while (i < n_scores) {
+            const int32_t position = first_visible + i;
+            const int32_t offset = position % kv.block_size;
+            const int32_t n_rows = std::min(kv.block_size - offset, n_scores - i);
+            const uint8_t* row = pool + block_table[position / kv.block_size] * block_stride +
+                                 offset * row_bytes + block_offset;
+            for (const int32_t end = i + n_rows; i < end; ++i, row += row_bytes) {
+                const auto* block = reinterpret_cast<const BlockQ8_0*>(row);
+                const __m256 d = _mm256_set1_ps(half_to_float(block->d));
+                const auto* qs = reinterpret_cast<const int8_t*>(block->qs) + first_value;
+                const __m256 lo = decode_8(qs, d);
+                const __m256 hi = decode_8(qs + 8, d);
+                for (int h = 0; h < kHeads; ++h) {
+                    const __m256 p = _mm256_set1_ps(probabilities[h * probability_stride + i]);
+                    acc[h][0] = _mm256_fmadd_ps(lo, p, acc[h][0]);
+                    acc[h][1] = _mm256_fmadd_ps(hi, p, acc[h][1]);
+                }
+            }
+        }
+        for (int h = 0; h < kHeads; ++h) {
+            float* head_out = out + h * kv.head_dim + half * kHalf;
+            _mm256_storeu_ps(head_out, acc[h][0]);
+            _mm256_storeu_ps(head_out + 8, acc[h][1]);
+        }
+    }
+}
+
 }  // namespace
+
+LADDER_AVX2 void weight_q8_0_values_avx2(const PagedKvLayer& kv, const int32_t* block_table,
+                                         int32_t kv_head, int32_t first_visible, int32_t n_scores,
+                                         const float* probabilities, int32_t n_heads, float* out) {
+    // Up to four heads at once: 8 accumulators, with the decoded vectors,
+    // scale and probability, stay inside the 16 vector registers.
+    constexpr int32_t kMaxHeads = 4;
+    for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxHeads) {
+        const float* p = probabilities + int64_t{h0} * n_scores;
+        float* o = out + int64_t{h0} * kv.head_dim;
+        switch (std::min(kMaxHeads, n_heads - h0)) {
+            case 1:
+                weight_heads<1>(kv, block_table, kv_head, first_visible, n_scores, p, n_scores, o);
+                break;
+            case 2:
+                weight_heads<2>(kv, block_table, kv_head, first_visible, n_scores, p, n_scores, o);
+                break;
+            case 3:
+                weight_heads<3>(kv, block_table, kv_head, first_visible, n_scores, p, n_scores, o);
+                break;
+            default:
+                weight_heads<4>(kv, block_table, kv_head, first_visible, n_scores, p, n_scores, o);
+                break;
+        }
+    }
+}
 
 LADDER_AVX2 void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* block_table,
                                       int32_t kv_head, int32_t first_visible, int32_t n_scores,

@@ -46,5 +46,25 @@ void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* block_table, in
                           int32_t first_visible, int32_t n_scores, const uint8_t* q_rows,
                           int64_t q_row_stride, int32_t n_heads, float scale, float* scores,
                           float* max_scores);
+// The same with 512-bit vectors (attention_any_type_avx512.cpp), two keys a
+// vector: the same bits.
+void score_q8_0_keys_avx512(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
+                            int32_t first_visible, int32_t n_scores, const uint8_t* q_rows,
+                            int64_t q_row_stride, int32_t n_heads, float scale, float* scores,
+                            float* max_scores);
+
+// The weighted values of attend_heads_any_type over a Q8_0 value cache, for
+// n_heads heads whose probabilities are rows n_scores apart:
+// out[h * head_dim + d] = the fma chain, from 0 and in position order, of
+// decode(value of position first_visible + i)[d] times probabilities[h *
+// n_scores + i]: bit for bit the scalar path's decode and weight row ops, but
+// each row decoded in registers, never stored. avx2 (attention_any_type_avx2.cpp):
+// 256-bit vectors; avx512 (attention_any_type_avx512.cpp): 512-bit ones.
+void weight_q8_0_values_avx2(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
+                             int32_t first_visible, int32_t n_scores, const float* probabilities,
+                             int32_t n_heads, float* out);
+void weight_q8_0_values_avx512(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
+                               int32_t first_visible, int32_t n_scores, const float* probabilities,
+                               int32_t n_heads, float* out);
 
 }  // namespace ladder::kernels::cpu::detail
