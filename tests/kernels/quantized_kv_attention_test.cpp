@@ -288,9 +288,6 @@ TEST(QuantizedKv, q8_0_key_scorers_give_the_scalar_dot_products_bits) {
     if (isa_supported(Isa::Avx2, cpu_features())) {
         paths.emplace_back(Isa::Avx2, detail::score_q8_0_keys_avx2);
     }
-    if (isa_supported(Isa::Avx512, cpu_features())) {
-        paths.emplace_back(Isa::Avx512, detail::score_q8_0_keys_avx512);
-    }
     if (paths.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
     const CpuKernels& scalar = cpu_kernels_for(Isa::Scalar);
     for (const int32_t head_dim : {32, 64, 96, 256}) {

@@ -61,10 +61,8 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
 
     float max_scores[kHeadsPerPass];
     if (kIsa != Isa::Scalar && kv.key_type == tensor::DType::Q8_0) {
-        const auto score =
-            kIsa == Isa::Avx512 ? detail::score_q8_0_keys_avx512 : detail::score_q8_0_keys_avx2;
-        score(kv, block_table, kv_head, first_visible, n_scores, q_dot[0], kMaxQueryRowBytes,
-              n_heads, scale, scores, max_scores);
+        detail::score_q8_0_keys_avx2(kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
+                                     kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
     } else {
         score_keys(kernels, kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
                    kMaxQueryRowBytes, n_heads, scale, scores, max_scores);

@@ -46,13 +46,6 @@ void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* block_table, in
                           int32_t first_visible, int32_t n_scores, const uint8_t* q_rows,
                           int64_t q_row_stride, int32_t n_heads, float scale, float* scores,
                           float* max_scores);
-// The same with 512-bit vectors (attention_any_type_avx512.cpp), two keys a
-// vector: the same bits.
-void score_q8_0_keys_avx512(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
-                            int32_t first_visible, int32_t n_scores, const uint8_t* q_rows,
-                            int64_t q_row_stride, int32_t n_heads, float scale, float* scores,
-                            float* max_scores);
-
 // The weighted values of attend_heads_any_type over a Q8_0 value cache, for
 // n_heads heads whose probabilities are rows n_scores apart:
 // out[h * head_dim + d] = the fma chain, from 0 and in position order, of
