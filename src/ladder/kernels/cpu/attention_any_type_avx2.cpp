@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "ladder/kernels/cpu/attention_isa.h"
@@ -40,7 +41,7 @@ LADDER_AVX2 inline __m256 decode_8(const int8_t* qs, __m256 d) {
 template <int kHeads>
 LADDER_AVX2 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
                               int32_t first_visible, int32_t n_scores, const float* probabilities,
-                              int64_t probability_stride, float* out) {
+                              float* out) {
     const int64_t row_bytes = kv.value_row_bytes();
     const int64_t block_stride = int64_t{kv.n_kv_heads} * kv.block_size * row_bytes;
     const auto* pool =
@@ -66,7 +67,7 @@ LADDER_AVX2 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table
                 const __m256 lo = decode_8(qs, d);
                 const __m256 hi = decode_8(qs + 8, d);
                 for (int h = 0; h < kHeads; ++h) {
-                    const __m256 p = _mm256_set1_ps(probabilities[h * probability_stride + i]);
+                    const __m256 p = _mm256_set1_ps(probabilities[h * n_scores + i]);
                     acc[h][0] = _mm256_fmadd_ps(lo, p, acc[h][0]);
                     acc[h][1] = _mm256_fmadd_ps(hi, p, acc[h][1]);
                 }
@@ -80,6 +81,12 @@ LADDER_AVX2 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table
     }
 }
 
+// weight_heads by its number of heads less one.
+using WeightHeadsFn = void (*)(const PagedKvLayer&, const int32_t*, int32_t, int32_t, int32_t,
+                               const float*, float*);
+constexpr WeightHeadsFn kWeightHeads[] = {weight_heads<1>, weight_heads<2>, weight_heads<3>,
+                                          weight_heads<4>};
+
 }  // namespace
 
 LADDER_AVX2 void weight_q8_0_values_avx2(const PagedKvLayer& kv, const int32_t* block_table,
@@ -87,24 +94,12 @@ LADDER_AVX2 void weight_q8_0_values_avx2(const PagedKvLayer& kv, const int32_t* 
                                          const float* probabilities, int32_t n_heads, float* out) {
     // Up to four heads at once: 8 accumulators, with the decoded vectors,
     // scale and probability, stay inside the 16 vector registers.
-    constexpr int32_t kMaxHeads = 4;
+    constexpr auto kMaxHeads = static_cast<int32_t>(std::size(kWeightHeads));
     for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxHeads) {
         const float* p = probabilities + int64_t{h0} * n_scores;
         float* o = out + int64_t{h0} * kv.head_dim;
-        switch (std::min(kMaxHeads, n_heads - h0)) {
-            case 1:
-                weight_heads<1>(kv, block_table, kv_head, first_visible, n_scores, p, n_scores, o);
-                break;
-            case 2:
-                weight_heads<2>(kv, block_table, kv_head, first_visible, n_scores, p, n_scores, o);
-                break;
-            case 3:
-                weight_heads<3>(kv, block_table, kv_head, first_visible, n_scores, p, n_scores, o);
-                break;
-            default:
-                weight_heads<4>(kv, block_table, kv_head, first_visible, n_scores, p, n_scores, o);
-                break;
-        }
+        kWeightHeads[std::min(kMaxHeads, n_heads - h0) - 1](kv, block_table, kv_head, first_visible,
+                                                            n_scores, p, o);
     }
 }
 

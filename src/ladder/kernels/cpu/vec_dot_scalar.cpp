@@ -237,7 +237,8 @@ float x86_order_dot_q5_1_q8_1(const void* weights, const void* activations, int6
 // dmin_w) per super-block, summed as (0 + 2) + (1 + 3) and added after the
 // lane tree. The two types differ only in their codes (Q5_K's carry a fifth bit).
 template <typename Block, void (*kBlockCodes)(const Block&, int, int8_t*)>
-[[gnu::always_inline]] inline float x86_order_dot_k_with_mins(const void* weights, const void* activations, int64_t n) {
+[[gnu::always_inline]] inline float x86_order_dot_k_with_mins(const void* weights,
+                                                              const void* activations, int64_t n) {
     const auto* w = static_cast<const Block*>(weights);
     const auto* a = static_cast<const tensor::BlockQ8_K*>(activations);
     float acc[8] = {};
@@ -361,7 +362,8 @@ float x86_order_dot_q6_k_q8_k(const void* weights, const void* activations, int6
 // so the tail's multiply-add rounds once either way; F32: one fma, as the
 // SIMD paths' tail).
 template <typename Element, float (*kToFloat)(Element)>
-[[gnu::always_inline]] inline float x86_order_dot_floats(const void* weights, const void* activations, int64_t n) {
+[[gnu::always_inline]] inline float x86_order_dot_floats(const void* weights,
+                                                         const void* activations, int64_t n) {
     const auto* w = static_cast<const Element*>(weights);
     const auto* a = static_cast<const Element*>(activations);
     float acc[8] = {};
