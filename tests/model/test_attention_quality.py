@@ -10,13 +10,18 @@ against llama.cpp (mean KL divergence <= 0.01, perplexity within 1%). The
 tighter bounds that would make fast the default (mean KL <= 1e-4, top-1
 agreement >= 99.5%, perplexity within 0.05%) are not met: every fast variant
 measured lands near a mean KL of 4e-3 (model/attention_path.h), so exact
-stays the default. Each case prints its figures (pytest -s)."""
+stays the default. That distance is the quantized models' own sensitivity,
+not attention's error: one ulp added to exact's outputs moves them as far,
+because their matrix products quantize the activations and any change flips
+some of those roundings (docs/performance.md). On an F32 copy of SmolLM2,
+whose activations stay F32, fast is held to the tight bounds. Each case
+prints its figures (pytest -s)."""
 
 import os
 
 import pytest
 
-from conftest import DEFAULT_MODEL, ROOT, run_ladder_json
+from conftest import DEFAULT_MODEL, ROOT, run_ladder, run_ladder_json
 
 GEMMA3_MODEL = os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf")
 TEXT = os.path.join(ROOT, "tests", "data", "inputs", "perplexity_gpl3.txt")
@@ -95,3 +100,29 @@ def test_fast_attention_same_bits_step_by_step_as_in_one_pass(ladder_bin, model,
     prefix = len(one_pass["tokens"]) - 100
     stepwise = logprobs(ladder_bin, model, long_prompt, 2, "--batch-prefix", str(prefix))
     assert_same_bits(one_pass, stepwise, "one pass vs step by step")
+
+
+# The issue's bounds for a faster attention order, where the model shows
+# attention's own error: SmolLM2 requantized to F32 (measured: mean KL 1.1e-6,
+# top-1 99.71%, perplexity +0.003% over 1,020 positions).
+TIGHT_MAX_MEAN_KL = 1e-4
+TIGHT_MIN_TOP1 = 0.995
+TIGHT_MAX_PERPLEXITY_REL_DIFFERENCE = 0.0005
+
+
+@pytest.mark.long
+def test_fast_attention_within_the_tight_bounds_on_f32_weights(ladder_bin, default_model,
+                                                                 tmp_path):
+    f32_model = str(tmp_path / "smollm2-f32.gguf")
+    run_ladder(ladder_bin, "quantize", default_model, f32_model, "F32", "--allow-requantize")
+    out = run_ladder_json(ladder_bin, "perplexity", "-m", f32_model, "-f", TEXT, "--ctx", "512",
+                          "--chunks", "4", "--attention", "fast", "--compare-attention", "exact",
+                          "--json", "-t", "2")
+    comparison = out["comparison"]
+    print(f"F32 SmolLM2, {out['n_scored']} scored positions: perplexity fast "
+          f"{out['perplexity']:.4f} exact {comparison['reference_perplexity']:.4f}, mean KL "
+          f"{comparison['mean_kl_divergence']:.3g}, top-1 {comparison['top1_agreement']:.4f}")
+    assert comparison["mean_kl_divergence"] <= TIGHT_MAX_MEAN_KL
+    assert comparison["top1_agreement"] >= TIGHT_MIN_TOP1
+    difference = abs(out["perplexity"] / comparison["reference_perplexity"] - 1.0)
+    assert difference <= TIGHT_MAX_PERPLEXITY_REL_DIFFERENCE

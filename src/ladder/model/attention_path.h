@@ -23,7 +23,11 @@ enum class AttentionPath {
 // KL divergence <= 1e-4, top-1 agreement >= 99.5%, perplexity within
 // 0.05%): measured on SmolLM2 at 512 tokens of context, every fast variant
 // (F32, F32 with Exact's F16 roundings of q and the probabilities, BF16)
-// lands at a mean KL divergence of ~4e-3 and ~96-97% top-1 agreement.
+// lands at a mean KL divergence of ~4e-3 and ~96-97% top-1 agreement. So
+// does one ulp added to Exact's outputs: the quantized activations of the
+// matrix products turn any change into rounding flips, so on quantized
+// weights only Exact's own bits meet those bounds (on F32 weights Fast is
+// within 1.1e-6; docs/performance.md).
 constexpr AttentionPath kDefaultAttentionPath = AttentionPath::Exact;
 
 std::string_view attention_path_name(AttentionPath path);
