@@ -4,7 +4,8 @@ scripts/fleet.sh on loopback:
 
   routing   the support-bot workload (`ladder bench --dataset prefix`, chat)
             through prefix-affinity and round-robin HAProxy, alternated for
-            --rounds: the prefix-cache hit share and the median TTFT of each;
+            --rounds: the prefix-cache hit share and the median TTFT of each
+            (with the shared Redis tier, or with --no-kv-remote without it);
   rolling   a rolling update of every replica (scripts/rolling_update.sh)
             under constant `ladder bench` load: failed and truncated requests;
   failover  a replica killed with SIGKILL under streaming load: when HAProxy
@@ -55,7 +56,7 @@ def routing(args):
         for mode in ("prefix", "roundrobin"):
             with tempfile.TemporaryDirectory() as directory:
                 fleet = Fleet(directory, serve_args=f"--kv-cache-mem {args.kv_cache_mem}",
-                              routing=mode)
+                              routing=mode, kv_remote=not args.no_kv_remote)
                 try:
                     path = os.path.join(directory, "bench.json")
                     result = bench_result(run_bench(fleet, args, path), path)
@@ -146,6 +147,9 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kv-cache-mem", default="40MiB",
                         help="each replica's KV cache (default: about 1.8 blocks of 1000 tokens)")
+    parser.add_argument("--no-kv-remote", action="store_true",
+                        help="routing: replicas without the shared Redis tier, so that the hit "
+                             "shares are what each replica's own cache gets from the routing")
     parser.add_argument("--clients", type=int, default=4, help="failover: streaming clients")
     parser.add_argument("--update-after", type=float, default=5.0,
                         help="rolling, failover: seconds of load before the update or the kill")

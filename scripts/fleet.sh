@@ -15,6 +15,8 @@
 #   FLEET_DIR               state, logs, config and admin socket (default .fleet)
 #   FLEET_SERVE_ARGS        more `ladder serve` flags for every replica
 #   FLEET_ROUTING           prefix (default: by prompt prefix) or roundrobin (for comparison)
+#   FLEET_KV_REMOTE         1 (default): replicas share KV blocks through redis-server; 0: each
+#                           replica keeps its own cache only (to measure what routing alone does)
 #   LADDER                  the binary (default build/bin/ladder)
 #   LADDER_MODEL            the model (default models/SmolLM2-135M-Instruct.Q4_1.gguf)
 set -euo pipefail
@@ -29,6 +31,7 @@ FLEET_REDIS_MAXMEMORY="${FLEET_REDIS_MAXMEMORY:-1gb}"
 FLEET_HOST="${FLEET_HOST:-127.0.0.1}"
 FLEET_THREADS="${FLEET_THREADS:-1}"
 FLEET_ROUTING="${FLEET_ROUTING:-prefix}"
+FLEET_KV_REMOTE="${FLEET_KV_REMOTE:-1}"
 FLEET_DIR="$(realpath -m "${FLEET_DIR:-.fleet}")"
 LADDER="$(realpath -m "${LADDER:-build/bin/ladder}")"
 LADDER_MODEL="$(realpath -m "${LADDER_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}")"
@@ -53,7 +56,11 @@ esac
 
 # The shared KV tier: each replica reads the prefix blocks the others
 # computed from Redis. This is the one place the fleet turns it on.
-KV_REMOTE_ARGS=(--kv-remote "redis://127.0.0.1:$FLEET_REDIS_PORT")
+case "$FLEET_KV_REMOTE" in
+1) KV_REMOTE_ARGS=(--kv-remote "redis://127.0.0.1:$FLEET_REDIS_PORT") ;;
+0) KV_REMOTE_ARGS=() ;;
+*) fleet_log "FLEET_KV_REMOTE is 1 or 0, not $FLEET_KV_REMOTE"; exit 2 ;;
+esac
 
 mkdir -p "$FLEET_DIR"
 chmod 700 "$FLEET_DIR"
