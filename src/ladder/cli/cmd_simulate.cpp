@@ -41,6 +41,7 @@ struct SimulateFlags {
     std::string remote_size;
     double remote_gbps = 10.0;  // a 10 GbE link to the Redis
     double remote_latency_ms = 0.5;
+    double kv_link_gbps = 400.0;  // one NDR InfiniBand NIC a prefill replica
 };
 
 // Gigabits per second as bytes per second.
@@ -87,6 +88,17 @@ void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
     replica.remote.bytes_per_s = bytes_per_s(flags.remote_gbps);
     replica.remote.latency_s = flags.remote_latency_ms * 1e-3;
     config.simulation.router = tools::parse_router(flags.router);
+    const bool prefill_given = command.count("--prefill-replicas") > 0;
+    if (prefill_given != (command.count("--decode-replicas") > 0)) {
+        util::fail("give --prefill-replicas and --decode-replicas together");
+    }
+    if (prefill_given && command.count("--replicas") > 0) {
+        util::fail("give --replicas (colocated) or --prefill-replicas with --decode-replicas, not both");
+    }
+    if (!prefill_given && command.count("--kv-link-gbps") > 0) {
+        util::fail("--kv-link-gbps needs --prefill-replicas and --decode-replicas");
+    }
+    config.simulation.kv_link_bytes_per_s = bytes_per_s(flags.kv_link_gbps);
     config.n_prompts_given = command.count("--num-prompts") > 0;
     apply_workload_flags(command, flags.workload, config.dataset, config.summary);
     tools::run_simulation(config);
@@ -194,6 +206,13 @@ void add_simulate_command(CLI::App& app) {
     command->add_option("--bytes-per-parameter", flags->bytes_per_parameter,
                         "roofline profile: weight bytes per parameter (default 2)");
     command->add_option("--replicas", simulation.n_replicas, "engine replicas (default 1)");
+    command->add_option("--prefill-replicas", simulation.n_prefill_replicas,
+                        "disaggregated: replicas that only prefill (with --decode-replicas)");
+    command->add_option("--decode-replicas", simulation.n_decode_replicas,
+                        "disaggregated: replicas that only decode, fed KV by the prefill ones");
+    command->add_option("--kv-link-gbps", flags->kv_link_gbps,
+                        "disaggregated: each prefill replica's link for sending KV, gigabits/s "
+                        "(default 400)");
     command->add_option("--router", flags->router,
                         "round-robin (default), least-loaded or prefix-affinity");
     command->add_option(

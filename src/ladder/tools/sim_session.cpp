@@ -63,7 +63,16 @@ void check_config(const SimulateConfig& config) {
     }
     check_arrival_options(options.arrivals);
     if (options.max_concurrency < 0) util::fail("--max-concurrency must not be negative");
-    if (options.n_replicas < 1) util::fail("--replicas must be at least 1");
+    if (options.disaggregated()) {
+        if (options.n_prefill_replicas < 1 || options.n_decode_replicas < 1) {
+            util::fail("give both --prefill-replicas and --decode-replicas, each at least 1");
+        }
+        if (config.find_min_replicas) {
+            util::fail("--find-min-replicas searches --replicas; not with --prefill-replicas");
+        }
+    } else if (options.n_replicas < 1) {
+        util::fail("--replicas must be at least 1");
+    }
     if (options.replica.max_num_seqs < 1) util::fail("--max-num-seqs must be at least 1");
     if (options.replica.max_num_batched_tokens < 1)
         util::fail("--max-num-batched-tokens must be at least 1");
@@ -178,6 +187,20 @@ private:
 
 }  // namespace
 
+namespace {
+
+// "4 replica(s), round-robin" or "2 prefill + 6 decode replicas (disaggregated, round-robin)".
+std::string fleet_description(const SimulationOptions& options) {
+    if (options.disaggregated()) {
+        return fmt::format("{} prefill + {} decode replicas (disaggregated, {})",
+                           options.n_prefill_replicas, options.n_decode_replicas,
+                           router_name(options.router));
+    }
+    return fmt::format("{} replica(s), {}", options.n_replicas, router_name(options.router));
+}
+
+}  // namespace
+
 nlohmann::json simulation_json(const SimulationResult& result, const BenchSummary& summary,
                                const BenchInfo& info, const SimulateConfig& config) {
     const bool recorded = !result.run.results.empty();
@@ -186,7 +209,18 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
     const SimulationOptions& options = config.simulation;
     json["simulated"] = {
         {"profile", profile_json(options.profile)},
-        {"replicas", options.n_replicas},
+        {"mode", options.disaggregated() ? "disaggregated" : "colocated"},
+        {"replicas", options.n_fleet_replicas()},
+        {"prefill_replicas", options.disaggregated() ? nlohmann::json(options.n_prefill_replicas)
+                                                     : nlohmann::json(nullptr)},
+        {"decode_replicas", options.disaggregated() ? nlohmann::json(options.n_decode_replicas)
+                                                    : nlohmann::json(nullptr)},
+        {"kv_link_gbps", options.disaggregated()
+                             ? nlohmann::json(options.kv_link_bytes_per_s * 8.0 / 1e9)
+                             : nlohmann::json(nullptr)},
+        {"kv_transfers", result.n_kv_transfers},
+        {"kv_transfer_bytes", result.kv_transfer_bytes},
+        {"kv_transfer_s", result.kv_transfer_s},
         {"router", router_name(options.router)},
         {"max_num_seqs", options.replica.max_num_seqs},
         {"max_num_batched_tokens", options.replica.max_num_batched_tokens},
@@ -213,10 +247,10 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
          {{"memory", share(memory_hit_tokens(result), result.n_prefix_queried_tokens)},
           {"disk", share(result.n_disk_hit_tokens, result.n_prefix_queried_tokens)},
           {"remote", share(result.n_remote_hit_tokens, result.n_prefix_queried_tokens)}}},
-        {"gpus", options.n_replicas * options.profile.gpus_per_replica},
+        {"gpus", options.n_fleet_replicas() * options.profile.gpus_per_replica},
         {"cost_per_day",
          config.summary.gpu_hour_cost
-             ? nlohmann::json(options.n_replicas * options.profile.gpus_per_replica *
+             ? nlohmann::json(options.n_fleet_replicas() * options.profile.gpus_per_replica *
                               *config.summary.gpu_hour_cost * 24.0)
              : nlohmann::json(nullptr)},
         {"find_min_replicas", config.find_min_replicas},
@@ -290,7 +324,7 @@ void run_simulation(const SimulateConfig& given) {
 
     SummaryOptions summary_options = config.summary;
     // The cost is the whole fleet's: every replica's GPUs.
-    summary_options.gpus_per_replica = options.profile.gpus_per_replica * options.n_replicas;
+    summary_options.gpus_per_replica = options.profile.gpus_per_replica * options.n_fleet_replicas();
     RunRecorder recorder;
     StreamingSummary streaming(summary_options);
     RequestSink& sink = record ? static_cast<RequestSink&>(recorder) : streaming;
@@ -316,8 +350,7 @@ void run_simulation(const SimulateConfig& given) {
     }
 
     BenchInfo info;
-    info.base_url = fmt::format("simulated: {} replica(s), {}", options.n_replicas,
-                                router_name(options.router));
+    info.base_url = "simulated: " + fleet_description(options);
     info.model = options.profile.source;
     info.endpoint = config.dataset.endpoint == BenchEndpoint::Chat ? "chat" : "completions";
     info.dataset = config.replay_path.empty() ? describe_dataset(config.dataset)
@@ -329,9 +362,9 @@ void run_simulation(const SimulateConfig& given) {
     info.burstiness = options.arrivals.burstiness;
     std::cout << format_summary(summary, info);
     std::cout << fmt::format(
-        "Simulated: {} replica(s) ({}), {} steps, {} preemptions, peak KV use {}/{} blocks "
+        "Simulated: {}, {} steps, {} preemptions, peak KV use {}/{} blocks "
         "({:.1f}%), prefix cache hit share {:.1f}%, {:.1f} s simulated in {:.2f} s\n",
-        options.n_replicas, router_name(options.router), result.n_steps, result.n_preemptions,
+        fleet_description(options), result.n_steps, result.n_preemptions,
         result.peak_used_blocks, result.n_kv_blocks,
         100.0 * share(result.peak_used_blocks, result.n_kv_blocks),
         100.0 * share(result.n_prefix_hit_tokens, result.n_prefix_queried_tokens),
@@ -346,8 +379,16 @@ void run_simulation(const SimulateConfig& given) {
             100.0 * share(result.n_remote_hit_tokens, queried), result.n_disk_hit_tokens,
             result.n_remote_hit_tokens);
     }
+    if (options.disaggregated()) {
+        std::cout << fmt::format(
+            "KV transfers: {} prompts, {:.3g} GB over {:g} Gbit/s links, {:.3g} s of link time "
+            "({:.2f} ms a transfer)\n",
+            result.n_kv_transfers, result.kv_transfer_bytes / 1e9,
+            options.kv_link_bytes_per_s * 8.0 / 1e9, result.kv_transfer_s,
+            result.n_kv_transfers > 0 ? 1e3 * result.kv_transfer_s / result.n_kv_transfers : 0.0);
+    }
     if (config.summary.gpu_hour_cost) {
-        const int32_t n_gpus = options.n_replicas * options.profile.gpus_per_replica;
+        const int32_t n_gpus = options.n_fleet_replicas() * options.profile.gpus_per_replica;
         std::cout << fmt::format("Fleet cost: {} GPUs x ${:.2f}/GPU-hour = ${:.0f} a day\n", n_gpus,
                                  *config.summary.gpu_hour_cost,
                                  n_gpus * *config.summary.gpu_hour_cost * 24.0);
