@@ -217,3 +217,44 @@ def test_simulate_disaggregated_flags_refuse_bad_input(ladder_bin):
     assert "--find-min-replicas" in run_failing(ladder_bin, *roofline, "--prefill-replicas", "1",
                                                 "--decode-replicas", "1", "--find-min-replicas",
                                                 "--slo-ttft-ms", "100")
+
+
+def test_simulate_plot_draws_a_rate_sweep_and_the_replica_search(ladder_bin, tmp_path):
+    import shutil
+    import pytest
+    if shutil.which("gnuplot") is None:
+        pytest.skip("gnuplot is not installed (Debian: gnuplot-nox): ladder simulate draws no charts")
+    roofline = ["simulate", "--device", "h100-80g", "--preset", "llama3-8b", "--dataset",
+                "random", "--input-len", "512", "--output-len", "32", "--num-prompts", "100",
+                "--no-progress"]
+    sweep = tmp_path / "sweep"
+    subprocess.run([ladder_bin, *roofline, "--replicas", "2", "--sweep-request-rate", "5,20,40",
+                    "--plot", str(sweep)], check=True, capture_output=True, timeout=120)
+    levels = [line for line in (sweep / "bench_levels.dat").read_text().splitlines()
+              if not line.startswith("#")]
+    assert len(levels) == 3
+    search = tmp_path / "search"
+    subprocess.run([ladder_bin, *roofline, "--request-rate", "30", "--slo-ttft-ms", "500",
+                    "--slo-tpot-ms", "50", "--find-min-replicas", "--plot", str(search)],
+                   check=True, capture_output=True, timeout=120)
+    tried = [line.split() for line in (search / "sim_replicas.dat").read_text().splitlines()
+             if not line.startswith("#")]
+    assert [int(row[0]) for row in tried] == sorted(int(row[0]) for row in tried)
+    assert float(tried[-1][1]) >= 99.0
+    for folder, script in ((sweep, "bench_charts.gp"), (search, "sim_replicas.gp")):
+        # The scripts left beside the charts draw them again without error.
+        redrawn = subprocess.run(["gnuplot", script], cwd=folder, capture_output=True,
+                                 timeout=60)
+        assert redrawn.returncode == 0, redrawn.stderr
+    for chart in ("ttft_vs_throughput", "latency_vs_throughput"):
+        assert (sweep / f"{chart}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (sweep / f"{chart}.svg").read_text().lstrip().startswith("<?xml")
+    assert (search / "slo_attainment_vs_replicas.png").stat().st_size > 1000
+
+
+def test_simulate_sweep_refuses_what_it_cannot_combine(ladder_bin, tmp_path):
+    roofline = ["simulate", "--device", "h100-80g", "--preset", "llama3-8b", "--num-prompts", "4"]
+    assert "--sweep-request-rate" in run_failing(ladder_bin, *roofline, "--sweep-request-rate",
+                                                 "5,0")
+    assert "--json" in run_failing(ladder_bin, *roofline, "--sweep-request-rate", "5,10",
+                                   "--json", str(tmp_path / "x.json"))

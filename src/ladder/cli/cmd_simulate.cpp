@@ -259,6 +259,13 @@ void add_simulate_command(CLI::App& app) {
                         "--find-min-replicas: give up above this many (default 4096)");
     command->add_option("--json", config.json_path,
                         "write the results, under ladder bench --json's keys, to FILE");
+    command
+        ->add_option("--sweep-request-rate", config.sweep_request_rates,
+                     "run once per request rate, one after another: 5,10,20")
+        ->delimiter(',');
+    command->add_option("--plot", config.plot_dir,
+                        "write bench's PNG and SVG charts (latency vs load; with "
+                        "--find-min-replicas, SLO attainment vs replicas) to DIR (needs gnuplot)");
     command->add_flag("!--no-progress", config.show_progress, "no progress line on stderr");
     auto calibrate_flags = std::make_shared<CalibrateFlags>();
     CLI::App* calibrate = command->add_subcommand(

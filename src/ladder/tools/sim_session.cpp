@@ -14,6 +14,7 @@
 #include "ladder/tools/bench_json.h"
 #include "ladder/tools/bench_report.h"
 #include "ladder/tools/bench_session.h"
+#include "ladder/tools/sim_plot.h"
 #include "ladder/tools/sim_workload.h"
 #include "ladder/util/error.h"
 
@@ -86,6 +87,14 @@ void check_config(const SimulateConfig& config) {
     check_tier(options, options.replica.remote, "--kv-remote-size", "--kv-remote-gbps",
                "--kv-remote-latency-ms");
     if (config.dataset.n_prompts < 1) util::fail("--num-prompts must be at least 1");
+    if (!config.sweep_request_rates.empty()) {
+        for (const double rate : config.sweep_request_rates) {
+            if (!(rate > 0.0)) util::fail("--sweep-request-rate: each rate must be positive");
+        }
+        if (config.find_min_replicas || !config.json_path.empty() || !config.replay_path.empty()) {
+            util::fail("--sweep-request-rate takes neither --find-min-replicas, --json nor --replay");
+        }
+    }
     if (config.summary.gpu_hour_cost && !(*config.summary.gpu_hour_cost >= 0.0)) {
         util::fail("--gpu-hour-cost must not be negative");
     }
@@ -274,9 +283,10 @@ BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas) {
 
 // Doubles from --replicas until the SLOs are met, then bisects: the fewest
 // replicas meeting them, assuming more replicas never do worse.
-int32_t search_min_replicas(const SimulateConfig& config) {
+int32_t search_min_replicas(const SimulateConfig& config, std::vector<ReplicasTried>& tried) {
     auto meets = [&](int32_t n) {
         const BenchSummary summary = summary_at(config, n);
+        tried.push_back({n, attainment(summary)});
         const bool ok = attainment(summary) >= config.slo_attainment;
         fmt::print(stderr, "simulate: {} replica(s): {:.2f}% of requests meet the SLOs{}\n", n,
                    100.0 * attainment(summary), ok ? "" : ", short");
@@ -305,19 +315,8 @@ int32_t search_min_replicas(const SimulateConfig& config) {
     return high;
 }
 
-}  // namespace
-
-void run_simulation(const SimulateConfig& given) {
-    check_config(given);
-    std::cout << format_profile(given.simulation.profile) << '\n' << std::flush;
-    SimulateConfig config = given;
-    if (config.find_min_replicas) {
-        config.simulation.n_replicas = search_min_replicas(config);
-        std::cout << fmt::format(
-            "Fewest replicas meeting the SLOs for {:.1f}% of requests: {} ({} GPUs)\n",
-            100.0 * config.slo_attainment, config.simulation.n_replicas,
-            config.simulation.n_replicas * config.simulation.profile.gpus_per_replica);
-    }
+// One run's report (bench's summary, the simulation's lines, the JSON); its summary.
+BenchSummary report_run(const SimulateConfig& config) {
     const SimulationOptions& options = config.simulation;
     Workload workload = make_workload(config);
     const bool record = workload.n_requests <= kMaxRecordedRequests;
@@ -409,6 +408,42 @@ void run_simulation(const SimulateConfig& given) {
     if (!config.json_path.empty()) {
         write_json_file(config.json_path, simulation_json(result, summary, info, config));
     }
+    return summary;
+}
+
+}  // namespace
+
+void run_simulation(const SimulateConfig& given) {
+    check_config(given);
+    if (!given.plot_dir.empty()) {
+        prepare_plot_dir(given.plot_dir, "ladder simulate", "the report is");
+    }
+    std::cout << format_profile(given.simulation.profile) << '\n' << std::flush;
+    SimulateConfig config = given;
+    std::vector<ReplicasTried> tried;
+    if (config.find_min_replicas) {
+        config.simulation.n_replicas = search_min_replicas(config, tried);
+        std::cout << fmt::format(
+            "Fewest replicas meeting the SLOs for {:.1f}% of requests: {} ({} GPUs)\n",
+            100.0 * config.slo_attainment, config.simulation.n_replicas,
+            config.simulation.n_replicas * config.simulation.profile.gpus_per_replica);
+    }
+    std::vector<BenchSummary> levels;
+    if (config.sweep_request_rates.empty()) {
+        levels.push_back(report_run(config));
+    } else {
+        for (const double rate : config.sweep_request_rates) {
+            config.simulation.arrivals.request_rate = rate;
+            std::cout << fmt::format("\n=== request rate {:g}/s ===\n", rate);
+            levels.push_back(report_run(config));
+        }
+    }
+    if (config.plot_dir.empty()) return;
+    const PlotOutcome outcome =
+        draw_simulation_charts(config.plot_dir, levels, tried, config.slo_attainment);
+    if (!outcome.problem.empty()) fmt::print(stderr, "ladder simulate: {}\n", outcome.problem);
+    fmt::print(stderr, "ladder simulate: {} chart(s) in {}\n", outcome.charts.size(),
+               config.plot_dir);
 }
 
 }  // namespace ladder::tools
