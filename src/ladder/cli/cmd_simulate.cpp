@@ -33,6 +33,7 @@ struct SimulateFlags {
     std::string preset;
     double efficiency = 0.5;
     double bytes_per_parameter = 2.0;
+    int32_t gpus_per_replica = 1;
     std::string router = "round-robin";
     WorkloadFlags workload;
     // The prefix cache's tiers below memory (none unless a size is given).
@@ -51,12 +52,14 @@ tools::StepProfile load_profile(const SimulateFlags& flags) {
     if (!flags.profile_path.empty()) {
         if (!flags.device.empty() || !flags.preset.empty())
             util::fail("give --profile or --device with --preset, not both");
+        if (flags.gpus_per_replica != 1)
+            util::fail("--gpus-per-replica is the roofline's; a --profile gives gpus_per_replica");
         return tools::read_profile(flags.profile_path);
     }
     if (flags.device.empty() || flags.preset.empty())
         util::fail("give --profile FILE, or --device and --preset for a roofline profile");
     return tools::roofline_profile(flags.device, flags.preset, flags.efficiency,
-                                   flags.bytes_per_parameter);
+                                   flags.bytes_per_parameter, 0.9, flags.gpus_per_replica);
 }
 
 void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
@@ -205,6 +208,8 @@ void add_simulate_command(CLI::App& app) {
                         "roofline profile: share of each ceiling reached (default 0.5)");
     command->add_option("--bytes-per-parameter", flags->bytes_per_parameter,
                         "roofline profile: weight bytes per parameter (default 2)");
+    command->add_option("--gpus-per-replica", flags->gpus_per_replica,
+                        "roofline profile: GPUs one replica spans, ceilings added (default 1)");
     command->add_option("--replicas", simulation.n_replicas, "engine replicas (default 1)");
     command->add_option("--prefill-replicas", simulation.n_prefill_replicas,
                         "disaggregated: replicas that only prefill (with --decode-replicas)");

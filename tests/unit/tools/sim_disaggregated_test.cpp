@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "ladder/tools/sim_profile.h"
 #include "ladder/tools/simulator.h"
 #include "ladder/util/error.h"
 
@@ -109,6 +110,22 @@ TEST(SimDisaggregated, RefusesAProfileWithoutTheKvSize) {
     options = one_plus_one();
     options.n_decode_replicas = 0;
     EXPECT_THROW(simulate(requests, options), util::InputError);
+}
+
+}  // namespace sim_disaggregated_test
+}  // namespace ladder::tools
+
+namespace ladder::tools {
+namespace sim_disaggregated_test {
+
+TEST(SimRoofline, DeepSeekV3SpansGpusWithMlaKv) {
+    // 671e9 FP8 weights over 16 H800s at full efficiency, 37e9 active.
+    const StepProfile profile = roofline_profile("h800-80g", "deepseek-v3", 1.0, 1.0, 0.9, 16);
+    EXPECT_NEAR(profile.fixed_s, 671e9 / (16 * 3.35e12), 1e-12);
+    EXPECT_NEAR(profile.per_token_s, 2 * 37e9 / (16 * 989e12), 1e-15);
+    EXPECT_DOUBLE_EQ(profile.kv_bytes_per_token, 61.0 * 576 * 2);
+    EXPECT_EQ(profile.gpus_per_replica, 16);
+    EXPECT_THROW((void)roofline_profile("h800-80g", "deepseek-v3", 1.0, 1.0), util::InputError);
 }
 
 }  // namespace sim_disaggregated_test
