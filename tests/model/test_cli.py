@@ -185,3 +185,76 @@ def test_simulate_reports_hits_by_tier(ladder_bin, tmp_path):
     assert by_tier["remote"] > 0 and simulated["kv_remote_hits"] > 0
     assert abs(sum(by_tier.values()) - simulated["prefix_cache_hit_share"]) < 1e-9
     assert simulated["kv_remote_size"] == 2 << 30
+
+
+def test_simulate_disaggregated_reports_its_transfers(ladder_bin, tmp_path):
+    # 1 prefill + 2 decode replicas: every prompt's KV crosses a link once;
+    # a 64-token prompt of Llama 3 8B's 16-bit KV is 64 x 131,072 bytes.
+    out = tmp_path / "sim.json"
+    subprocess.run([ladder_bin, "simulate", "--device", "h100-80g", "--preset", "llama3-8b",
+                    "--prefill-replicas", "1", "--decode-replicas", "2", "--kv-link-gbps", "100",
+                    "--dataset", "random", "--input-len", "64",
+                    "--output-len", "8", "--num-prompts", "20", "--request-rate", "5",
+                    "--json", str(out)], check=True, capture_output=True, timeout=60)
+    result = json.loads(out.read_text())
+    simulated = result["simulated"]
+    assert result["completed"] == 20
+    assert simulated["mode"] == "disaggregated" and simulated["gpus"] == 3
+    assert simulated["prefill_replicas"] == 1 and simulated["decode_replicas"] == 2
+    assert simulated["kv_transfers"] == 20 and simulated["kv_link_gbps"] == 100
+    per_prompt = 64 * 32 * 2 * 8 * 128 * 2
+    assert simulated["kv_transfer_bytes"] == 20 * per_prompt
+    assert abs(simulated["kv_transfer_s"] - 20 * per_prompt / 12.5e9) < 1e-9
+
+
+def test_simulate_disaggregated_flags_refuse_bad_input(ladder_bin):
+    roofline = ["simulate", "--device", "h100-80g", "--preset", "llama3-8b", "--num-prompts", "4"]
+    assert "together" in run_failing(ladder_bin, *roofline, "--decode-replicas", "2")
+    assert "not both" in run_failing(ladder_bin, *roofline, "--replicas", "2",
+                                     "--prefill-replicas", "1", "--decode-replicas", "1")
+    assert "--kv-link-gbps" in run_failing(ladder_bin, *roofline, "--prefill-replicas", "1",
+                                           "--decode-replicas", "1", "--kv-link-gbps", "0")
+    assert "--find-min-replicas" in run_failing(ladder_bin, *roofline, "--prefill-replicas", "1",
+                                                "--decode-replicas", "1", "--find-min-replicas",
+                                                "--slo-ttft-ms", "100")
+
+
+def test_simulate_plot_draws_a_rate_sweep_and_the_replica_search(ladder_bin, tmp_path):
+    import shutil
+    import pytest
+    if shutil.which("gnuplot") is None:
+        pytest.skip("gnuplot is not installed (Debian: gnuplot-nox): ladder simulate draws no charts")
+    roofline = ["simulate", "--device", "h100-80g", "--preset", "llama3-8b", "--dataset",
+                "random", "--input-len", "512", "--output-len", "32", "--num-prompts", "100",
+                "--no-progress"]
+    sweep = tmp_path / "sweep"
+    subprocess.run([ladder_bin, *roofline, "--replicas", "2", "--sweep-request-rate", "5,20,40",
+                    "--plot", str(sweep)], check=True, capture_output=True, timeout=120)
+    levels = [line for line in (sweep / "bench_levels.dat").read_text().splitlines()
+              if not line.startswith("#")]
+    assert len(levels) == 3
+    search = tmp_path / "search"
+    subprocess.run([ladder_bin, *roofline, "--request-rate", "30", "--slo-ttft-ms", "500",
+                    "--slo-tpot-ms", "50", "--find-min-replicas", "--plot", str(search)],
+                   check=True, capture_output=True, timeout=120)
+    tried = [line.split() for line in (search / "sim_replicas.dat").read_text().splitlines()
+             if not line.startswith("#")]
+    assert [int(row[0]) for row in tried] == sorted(int(row[0]) for row in tried)
+    assert float(tried[-1][1]) >= 99.0
+    for folder, script in ((sweep, "bench_charts.gp"), (search, "sim_replicas.gp")):
+        # The scripts left beside the charts draw them again without error.
+        redrawn = subprocess.run(["gnuplot", script], cwd=folder, capture_output=True,
+                                 timeout=60)
+        assert redrawn.returncode == 0, redrawn.stderr
+    for chart in ("ttft_vs_throughput", "latency_vs_throughput"):
+        assert (sweep / f"{chart}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (sweep / f"{chart}.svg").read_text().lstrip().startswith("<?xml")
+    assert (search / "slo_attainment_vs_replicas.png").stat().st_size > 1000
+
+
+def test_simulate_sweep_refuses_what_it_cannot_combine(ladder_bin, tmp_path):
+    roofline = ["simulate", "--device", "h100-80g", "--preset", "llama3-8b", "--num-prompts", "4"]
+    assert "--sweep-request-rate" in run_failing(ladder_bin, *roofline, "--sweep-request-rate",
+                                                 "5,0")
+    assert "--json" in run_failing(ladder_bin, *roofline, "--sweep-request-rate", "5,10",
+                                   "--json", str(tmp_path / "x.json"))

@@ -33,6 +33,7 @@ struct SimulateFlags {
     std::string preset;
     double efficiency = 0.5;
     double bytes_per_parameter = 2.0;
+    int32_t gpus_per_replica = 1;
     std::string router = "round-robin";
     WorkloadFlags workload;
     // The prefix cache's tiers below memory (none unless a size is given).
@@ -41,6 +42,7 @@ struct SimulateFlags {
     std::string remote_size;
     double remote_gbps = 10.0;  // a 10 GbE link to the Redis
     double remote_latency_ms = 0.5;
+    double kv_link_gbps = 400.0;  // one NDR InfiniBand NIC a prefill replica
 };
 
 // Gigabits per second as bytes per second.
@@ -50,12 +52,14 @@ tools::StepProfile load_profile(const SimulateFlags& flags) {
     if (!flags.profile_path.empty()) {
         if (!flags.device.empty() || !flags.preset.empty())
             util::fail("give --profile or --device with --preset, not both");
+        if (flags.gpus_per_replica != 1)
+            util::fail("--gpus-per-replica is the roofline's; a --profile gives gpus_per_replica");
         return tools::read_profile(flags.profile_path);
     }
     if (flags.device.empty() || flags.preset.empty())
         util::fail("give --profile FILE, or --device and --preset for a roofline profile");
     return tools::roofline_profile(flags.device, flags.preset, flags.efficiency,
-                                   flags.bytes_per_parameter);
+                                   flags.bytes_per_parameter, 0.9, flags.gpus_per_replica);
 }
 
 void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
@@ -87,6 +91,17 @@ void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
     replica.remote.bytes_per_s = bytes_per_s(flags.remote_gbps);
     replica.remote.latency_s = flags.remote_latency_ms * 1e-3;
     config.simulation.router = tools::parse_router(flags.router);
+    const bool prefill_given = command.count("--prefill-replicas") > 0;
+    if (prefill_given != (command.count("--decode-replicas") > 0)) {
+        util::fail("give --prefill-replicas and --decode-replicas together");
+    }
+    if (prefill_given && command.count("--replicas") > 0) {
+        util::fail("give --replicas (colocated) or --prefill-replicas with --decode-replicas, not both");
+    }
+    if (!prefill_given && command.count("--kv-link-gbps") > 0) {
+        util::fail("--kv-link-gbps needs --prefill-replicas and --decode-replicas");
+    }
+    config.simulation.kv_link_bytes_per_s = bytes_per_s(flags.kv_link_gbps);
     config.n_prompts_given = command.count("--num-prompts") > 0;
     apply_workload_flags(command, flags.workload, config.dataset, config.summary);
     tools::run_simulation(config);
@@ -193,7 +208,16 @@ void add_simulate_command(CLI::App& app) {
                         "roofline profile: share of each ceiling reached (default 0.5)");
     command->add_option("--bytes-per-parameter", flags->bytes_per_parameter,
                         "roofline profile: weight bytes per parameter (default 2)");
+    command->add_option("--gpus-per-replica", flags->gpus_per_replica,
+                        "roofline profile: GPUs one replica spans, ceilings added (default 1)");
     command->add_option("--replicas", simulation.n_replicas, "engine replicas (default 1)");
+    command->add_option("--prefill-replicas", simulation.n_prefill_replicas,
+                        "disaggregated: replicas that only prefill (with --decode-replicas)");
+    command->add_option("--decode-replicas", simulation.n_decode_replicas,
+                        "disaggregated: replicas that only decode, fed KV by the prefill ones");
+    command->add_option("--kv-link-gbps", flags->kv_link_gbps,
+                        "disaggregated: each prefill replica's link for sending KV, gigabits/s "
+                        "(default 400)");
     command->add_option("--router", flags->router,
                         "round-robin (default), least-loaded or prefix-affinity");
     command->add_option(
@@ -240,6 +264,13 @@ void add_simulate_command(CLI::App& app) {
                         "--find-min-replicas: give up above this many (default 4096)");
     command->add_option("--json", config.json_path,
                         "write the results, under ladder bench --json's keys, to FILE");
+    command
+        ->add_option("--sweep-request-rate", config.sweep_request_rates,
+                     "run once per request rate, one after another: 5,10,20")
+        ->delimiter(',');
+    command->add_option("--plot", config.plot_dir,
+                        "write bench's PNG and SVG charts (latency vs load; with "
+                        "--find-min-replicas, SLO attainment vs replicas) to DIR (needs gnuplot)");
     command->add_flag("!--no-progress", config.show_progress, "no progress line on stderr");
     auto calibrate_flags = std::make_shared<CalibrateFlags>();
     CLI::App* calibrate = command->add_subcommand(

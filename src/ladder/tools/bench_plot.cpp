@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "ladder/util/error.h"
+
 namespace ladder::tools {
 
 namespace {
@@ -72,17 +74,18 @@ bool is_executable(const std::filesystem::path& path) {
 }
 
 // Runs `program script` in `dir` with its output in the log; the exit status.
-int run_in_dir(const std::string& program, const std::string& dir) {
+int run_in_dir(const std::string& program, const std::string& dir, const std::string& script,
+               const std::string& log_file) {
     const pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
         if (chdir(dir.c_str()) != 0) _exit(126);
-        const int log = open(kLogFile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int log = open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (log >= 0) {
             dup2(log, STDOUT_FILENO);
             dup2(log, STDERR_FILENO);
         }
-        execl(program.c_str(), program.c_str(), kScriptFile, static_cast<char*>(nullptr));
+        execl(program.c_str(), program.c_str(), script.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
     int status = 0;
@@ -114,6 +117,34 @@ std::optional<std::string> find_gnuplot() {
     return std::nullopt;
 }
 
+void prepare_plot_dir(const std::string& dir, const std::string& program,
+                      const std::string& still_written) {
+    std::error_code error;
+    std::filesystem::create_directories(dir, error);
+    if (error || !std::filesystem::is_directory(dir)) {
+        util::fail("--plot: cannot create the folder {}", dir);
+    }
+    if (!find_gnuplot()) {
+        fmt::print(stderr,
+                   "{}: gnuplot is not installed (Debian: apt-get install gnuplot-nox): no charts "
+                   "will be drawn; {} still written\n",
+                   program, still_written);
+    }
+}
+
+std::string run_gnuplot(const std::string& dir, const std::string& script,
+                        const std::string& log) {
+    const std::optional<std::string> gnuplot = find_gnuplot();
+    if (!gnuplot) {
+        return "gnuplot is not installed (Debian: apt-get install gnuplot-nox), so no charts "
+               "were drawn";
+    }
+    const int status = run_in_dir(*gnuplot, dir, script, log);
+    if (status == 0) return {};
+    return fmt::format("gnuplot failed (status {}): {}", status,
+                       last_lines((std::filesystem::path(dir) / log).string(), 3));
+}
+
 std::string chart_data(const std::vector<BenchSummary>& levels) {
     std::vector<const BenchSummary*> sorted;
     for (const BenchSummary& level : levels) sorted.push_back(&level);
@@ -127,7 +158,8 @@ std::string chart_data(const std::vector<BenchSummary>& levels) {
         const double user_speed = s->tpot_ms.median > 0.0 ? 1000.0 / s->tpot_ms.median : 0.0;
         const std::string label = s->max_concurrency > 0
                                       ? fmt::format("c={}", s->max_concurrency)
-                                      : fmt::format("c~{:.1f}", s->mean_concurrency);
+                                      // Not "~": gnuplot's enhanced text overprints with it.
+                                      : fmt::format("c={:.1f} mean", s->mean_concurrency);
         out += fmt::format(
             "{:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} {:.4f} "
             "{:.4f} {:.4f} {:.4f} \"{}\"\n",
@@ -166,22 +198,15 @@ std::string chart_script(bool sweep) {
 
 PlotOutcome draw_charts(const std::string& dir, const std::vector<BenchSummary>& levels) {
     PlotOutcome outcome;
-    const std::optional<std::string> gnuplot = find_gnuplot();
-    if (!gnuplot) {
-        outcome.problem =
-            "gnuplot is not installed (Debian: apt-get install gnuplot-nox), so no "
-            "charts were drawn";
+    if (!find_gnuplot()) {
+        outcome.problem = run_gnuplot(dir, kScriptFile, kLogFile);
         return outcome;
     }
     const std::filesystem::path folder(dir);
     std::ofstream(folder / kDataFile) << chart_data(levels);
     std::ofstream(folder / kScriptFile) << chart_script(levels.size() > 1);
-    const int status = run_in_dir(*gnuplot, dir);
-    if (status != 0) {
-        outcome.problem = fmt::format("gnuplot failed (status {}): {}", status,
-                                      last_lines((folder / kLogFile).string(), 3));
-        return outcome;
-    }
+    outcome.problem = run_gnuplot(dir, kScriptFile, kLogFile);
+    if (!outcome.problem.empty()) return outcome;
     for (const Chart& chart : kCharts) {
         if (std::filesystem::exists(folder / (std::string(chart.name) + ".png")) &&
             std::filesystem::exists(folder / (std::string(chart.name) + ".svg"))) {

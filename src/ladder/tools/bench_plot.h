@@ -14,6 +14,17 @@ namespace ladder::tools {
 // gnuplot's path on PATH, if it is installed.
 std::optional<std::string> find_gnuplot();
 
+// Makes the charts folder before a run, so a bad path fails in a second
+// (util::InputError); warns on stderr, as `program`, when gnuplot is missing
+// and says what is still written.
+void prepare_plot_dir(const std::string& dir, const std::string& program,
+                      const std::string& still_written);
+
+// Runs gnuplot on `script` (a file in `dir`) there, its output in `log`:
+// empty when it exited 0, else why it did not (a missing gnuplot, or its
+// status and last lines).
+std::string run_gnuplot(const std::string& dir, const std::string& script, const std::string& log);
+
 struct PlotOutcome {
     std::vector<std::string> charts;  // base names: each has a .png and a .svg in the dir
     std::string problem;              // why there are none; empty when drawn

@@ -58,21 +58,6 @@ void check_config(const BenchConfig& config) {
     if (config.summary.gpus_per_replica < 1) util::fail("--gpus-per-replica must be at least 1");
 }
 
-// The charts folder exists before the run, so a bad path fails in a second.
-void prepare_plot_dir(const std::string& dir) {
-    std::error_code error;
-    std::filesystem::create_directories(dir, error);
-    if (error || !std::filesystem::is_directory(dir)) {
-        util::fail("--plot: cannot create the folder {}", dir);
-    }
-    if (!find_gnuplot()) {
-        fmt::print(stderr,
-                   "ladder bench: gnuplot is not installed (Debian: apt-get install gnuplot-nox): "
-                   "no charts will be drawn; the JSON and {}/report.html are still written\n",
-                   dir);
-    }
-}
-
 void write_plots(const BenchConfig& config, HtmlReport report) {
     const PlotOutcome outcome = draw_charts(config.plot_dir, report.levels);
     if (!outcome.problem.empty()) fmt::print(stderr, "ladder bench: {}\n", outcome.problem);
@@ -123,7 +108,10 @@ void run_bench(const BenchConfig& config) {
         options.seed += i;
         level_prompts.push_back(make_dataset(options));
     }
-    if (!config.plot_dir.empty()) prepare_plot_dir(config.plot_dir);
+    if (!config.plot_dir.empty()) {
+        prepare_plot_dir(config.plot_dir, "ladder bench",
+                         fmt::format("the JSON and {}/report.html are", config.plot_dir));
+    }
 
     BenchTarget target;
     target.url = url;

@@ -32,6 +32,48 @@ constexpr std::array kDevices = {
     RooflineDevice{"a100-40g", 1.555e12, 312e12, 40960},
 };
 
+// What the roofline needs of a model: the weights read once a step, the
+// parameters each token multiplies through, the KV a token keeps and the
+// attention FLOPs a row spends on one position.
+struct RooflineModel {
+    double n_weights = 0.0;
+    double n_active = 0.0;
+    double kv_bytes_per_token = 0.0;
+    double attention_flops = 0.0;
+};
+
+// Large mixture-of-experts models, which ladder fit's dense presets cannot
+// describe. A step is charged every expert's weights: a batch of hundreds of
+// tokens, each routed to 8 of 256 experts, touches nearly all of them (an
+// over-estimate for small batches).
+struct MoeModel {
+    std::string_view name;
+    RooflineModel shape;
+};
+
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3, config.json): 671e9 parameters, 37e9
+// active a token. MLA keeps one 512-wide latent and a 64-wide RoPE key a
+// layer: 61 x (512 + 64) x 2 bytes = 70,272 bytes a token at 16 bits. With
+// the up-projections absorbed, each of 128 heads scores a position over 576
+// dims and reads 512 back: 61 x 128 x (576 + 512) x 2 FLOPs.
+constexpr std::array kMoeModels = {
+    MoeModel{"deepseek-v3", {671e9, 37e9, 61.0 * (512 + 64) * 2, 61.0 * 128 * (576 + 512) * 2}},
+};
+
+RooflineModel roofline_model(const std::string& name) {
+    for (const MoeModel& moe : kMoeModels) {
+        if (moe.name == name) return moe.shape;
+    }
+    const ModelPreset& preset = find_model_preset(name);
+    RooflineModel model;
+    model.n_weights = model.n_active = static_cast<double>(parameter_count(preset));
+    // K and V of every layer, 16-bit.
+    model.kv_bytes_per_token = 2.0 * preset.n_layers * preset.n_kv_heads * preset.head_dim * 2.0;
+    // Attention of one row over one position: Q.K and P.V, 2 FLOPs a multiply-add.
+    model.attention_flops = 4.0 * preset.n_layers * preset.n_heads * preset.head_dim;
+    return model;
+}
+
 double number_at(const nlohmann::json& json, const char* key, const std::string& name) {
     const auto it = json.find(key);
     if (it == json.end()) util::fail("{}: the profile has no \"{}\"", name, key);
@@ -103,7 +145,7 @@ std::string roofline_device_names() {
 
 StepProfile roofline_profile(const std::string& device_name, const std::string& model,
                              double efficiency, double bytes_per_parameter,
-                             double memory_utilization) {
+                             double memory_utilization, int32_t gpus_per_replica) {
     const RooflineDevice* device = nullptr;
     for (const RooflineDevice& candidate : kDevices) {
         if (candidate.name == device_name) device = &candidate;
@@ -116,34 +158,36 @@ StepProfile roofline_profile(const std::string& device_name, const std::string& 
         util::fail("--efficiency must be in (0, 1], not {}", efficiency);
     }
     if (!(bytes_per_parameter > 0.0)) util::fail("--bytes-per-parameter must be positive");
-    const ModelPreset& preset = find_model_preset(model);
-    const auto parameters = static_cast<double>(parameter_count(preset));
-    const double bandwidth = device->bandwidth_bytes_per_s * efficiency;
-    const double flops = device->flops * efficiency;
-    const double weights_bytes = parameters * bytes_per_parameter;
-    // K and V of every layer, 16-bit.
-    const double kv_bytes_per_token =
-        2.0 * preset.n_layers * preset.n_kv_heads * preset.head_dim * 2.0;
-    // Attention of one row over one position: Q.K and P.V, 2 FLOPs a multiply-add.
-    const double attention_flops = 4.0 * preset.n_layers * preset.n_heads * preset.head_dim;
+    if (gpus_per_replica < 1) util::fail("--gpus-per-replica must be at least 1");
+    const RooflineModel shape = roofline_model(model);
+    // A replica's GPUs split the weights and the KV (tensor or expert
+    // parallel) and add up their ceilings; the links between them are free.
+    const double bandwidth = device->bandwidth_bytes_per_s * efficiency * gpus_per_replica;
+    const double flops = device->flops * efficiency * gpus_per_replica;
+    const double weights_bytes = shape.n_weights * bytes_per_parameter;
+    const double kv_bytes_per_token = shape.kv_bytes_per_token;
+    const double attention_flops = shape.attention_flops;
 
     StepProfile profile;
     profile.block_size = 16;
     profile.fixed_s = weights_bytes / bandwidth;
-    profile.per_token_s = 2.0 * parameters / flops;
+    profile.per_token_s = 2.0 * shape.n_active / flops;
     profile.per_context_s = kv_bytes_per_token / bandwidth + attention_flops / flops;
-    const double memory = static_cast<double>(device->memory_mib) * 1024.0 * 1024.0;
+    const double memory =
+        static_cast<double>(device->memory_mib) * 1024.0 * 1024.0 * gpus_per_replica;
     const double kv_budget = memory * memory_utilization - weights_bytes;
     if (!(kv_budget > 0.0)) {
-        util::fail("{} does not fit on one {} at {} bytes a parameter", model, device_name,
-                   bytes_per_parameter);
+        util::fail("{} does not fit on {} {} at {} bytes a parameter", model, gpus_per_replica,
+                   device_name, bytes_per_parameter);
     }
     profile.n_kv_blocks =
         static_cast<int64_t>(kv_budget / (kv_bytes_per_token * profile.block_size));
     profile.kv_bytes_per_token = kv_bytes_per_token;
+    profile.gpus_per_replica = gpus_per_replica;
     profile.source = fmt::format(
-        "roofline of {} ({:.2f} TB/s, {:.0f} TFLOP/s) running {} at {} bytes/parameter, "
+        "roofline of {}{} ({:.2f} TB/s, {:.0f} TFLOP/s each) running {} at {} bytes/parameter, "
         "efficiency {:.2f}",
+        gpus_per_replica > 1 ? fmt::format("{} x ", gpus_per_replica) : std::string(),
         device_name, device->bandwidth_bytes_per_s / 1e12, device->flops / 1e12, model,
         bytes_per_parameter, efficiency);
     return profile;

@@ -41,14 +41,16 @@ StepProfile profile_from_json(const nlohmann::json& json, const std::string& nam
 // Reads and checks a profile file; throws util::InputError naming the file.
 StepProfile read_profile(const std::string& path);
 
-// The roofline of one replica: `device` (h200-141g, h100-80g, h800-80g,
-// a100-80g, a100-40g) running model preset `model` (ladder fit's presets)
-// with `bytes_per_parameter` weights and 16-bit KV, each ceiling reached
-// at `efficiency` (0, 1]. The KV cache gets `memory_utilization` of the
-// memory less the weights. Throws util::InputError naming an unknown device
+// The roofline of one replica: `gpus_per_replica` of `device` (h200-141g,
+// h100-80g, h800-80g, a100-80g, a100-40g), their ceilings and memory added
+// up, running model preset `model` (ladder fit's presets, or deepseek-v3, a
+// mixture of experts with MLA's KV) with `bytes_per_parameter` weights and
+// 16-bit KV, each ceiling reached at `efficiency` (0, 1]. The KV cache gets
+// `memory_utilization` of the memory less the weights. Throws util::InputError naming an unknown device
 // (with the valid names), model, or a value out of range.
 StepProfile roofline_profile(const std::string& device, const std::string& model, double efficiency,
-                             double bytes_per_parameter = 2.0, double memory_utilization = 0.9);
+                             double bytes_per_parameter = 2.0, double memory_utilization = 0.9,
+                             int32_t gpus_per_replica = 1);
 // "h200-141g, h100-80g, ...".
 std::string roofline_device_names();
 

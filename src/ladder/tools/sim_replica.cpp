@@ -52,6 +52,7 @@ struct SimReplica::Tracked {
     Record* record = nullptr;  // the one this is part of
     size_t first_private = 0;  // the first block past the shared prefix
     bool preempted = false;
+    bool hold_kv = false;
 };
 
 // What a request holds while in flight; kept, with its buffers' room, for the
@@ -61,7 +62,8 @@ struct SimReplica::Tracked {
 struct SimReplica::Record {
     Record(engine::RequestParams params, int32_t block_size, const tokenizer::Tokenizer& no_text,
            size_t number)
-        : sequence(engine::RequestId{number}, std::move(params), 1, block_size, no_text) {
+        : sequence(engine::RequestId{number}, std::move(params), 1, block_size, no_text),
+          held_blocks(block_size) {
         tracked.record = this;
     }
 
@@ -74,6 +76,7 @@ struct SimReplica::Record {
         int64_t remote_stamp = SimKvTier::kNotWritten;
     };
     std::vector<PrivateBlock> private_blocks;
+    kv::BlockTable held_blocks;  // a finished hold_kv request's, until released
 };
 
 SimReplica::SimReplica(const StepProfile& profile, const ReplicaOptions& options, SimEvents events,
@@ -150,6 +153,13 @@ void SimReplica::add(const SimRequest& request) {
     tracked.first_private =
         static_cast<size_t>(std::max(request.n_shared_tokens, 0) / profile_.block_size);
     tracked.preempted = false;
+    tracked.hold_kv = request.hold_kv;
+    if (request.prefilled) {
+        // The prompt's K/V came from the prefill replica with its first token:
+        // admission allocates the blocks and the first step decodes.
+        sequence.tokens.push_back(generated_token(request.index));
+        sequence.n_computed = static_cast<int32_t>(request.prompt.size());
+    }
     const auto n_blocks = static_cast<size_t>(
         (static_cast<int64_t>(request.prompt.size()) + request.output_len) / profile_.block_size);
     if (prefix_caching_) {
@@ -244,6 +254,13 @@ const SimStep& SimReplica::begin_step(double now) {
     pending_load_s_ = 0.0;
     disk_read_ = remote_read_ = false;
     const engine::Schedule& schedule = scheduler_.schedule();
+    if (schedule.chunks.empty() && schedule.preempted.empty() && !held_.empty()) {
+        // Blocks held for transfers leave no room: no step until one is
+        // released (the event loop starts one then).
+        step_ = SimStep{};
+        step_.start_s = step_.end_s = now;
+        return step_;
+    }
     for (engine::Sequence* sequence : schedule.admitted) {
         sequence->n_blocks_offered = sequence->n_computed / profile_.block_size;
     }
@@ -290,13 +307,29 @@ void SimReplica::end_step() {
         if (sequence.n_generated() < sequence.max_tokens) continue;
         if (events_.on_finish) events_.on_finish(slot, now, sequence.n_cached_prompt_tokens);
         if (tracked.preempted) forget_private_blocks(tracked);
+        --n_in_flight_;
+        if (tracked.hold_kv) {
+            // The blocks leave the sequence, so the scheduler frees none.
+            tracked.record->held_blocks = std::move(sequence.blocks);
+            sequence.blocks = kv::BlockTable(profile_.block_size);
+            scheduler_.remove(&sequence);
+            held_[slot] = tracked.record;
+            continue;
+        }
         scheduler_.remove(&sequence);
         // Kept by the replica, not the slot: every replica sees every slot
         // in time, but holds only as many records as it ever had in flight.
         free_records_.push_back(tracked.record);
-        --n_in_flight_;
     }
     chunks_.clear();
+}
+
+void SimReplica::release_held(int64_t slot) {
+    const auto found = held_.find(slot);
+    LADDER_CHECK(found != held_.end(), "a simulated request released that holds no blocks");
+    found->second->held_blocks.release_all(pool_);
+    free_records_.push_back(found->second);
+    held_.erase(found);
 }
 
 // As the engine does after each step: every full block now computed is

@@ -42,6 +42,13 @@ struct SimRequest {
     // default: any block may be shared.
     int32_t n_shared_tokens = std::numeric_limits<int32_t>::max();
     int64_t slot = 0;  // the event loop's handle of it, which the events report
+    // Disaggregated serving. prefilled: the prompt's KV arrives computed
+    // (sent by a prefill replica) and its first token is already out, so the
+    // replica allocates the blocks and only decodes. hold_kv: the blocks stay
+    // allocated after the last token, until release_held(slot), as a prefill
+    // replica keeps them while they are sent.
+    bool prefilled = false;
+    bool hold_kv = false;
 };
 
 // What the replica tells of a request as it goes.
@@ -78,10 +85,13 @@ public:
     bool has_work() const { return !scheduler_.empty(); }
     bool in_step() const { return in_step_; }
     // Schedules the next step at now; returns it (end_s is when to end it).
-    // Must have work and not be in a step.
+    // Must have work and not be in a step. When held blocks (hold_kv) leave
+    // no room for anything, no step begins: in_step() stays false.
     const SimStep& begin_step(double now);
     // The step's tokens come out, finished requests leave.
     void end_step();
+    // Frees the blocks of a finished request added with hold_kv.
+    void release_held(int64_t slot);
 
     int64_t n_in_flight() const { return n_in_flight_; }
     int64_t n_preemptions() const { return n_preemptions_; }
@@ -128,6 +138,7 @@ private:
     // and growing its vectors anew.
     std::vector<std::unique_ptr<Record>> records_;
     std::vector<Record*> free_records_;
+    std::unordered_map<int64_t, Record*> held_;  // by slot: finished, blocks kept (hold_kv)
     int64_t n_in_flight_ = 0;
     // The private blocks of preempted sequences still in flight, by their id:
     // the record's number and the private block's index (Record::private_blocks).

@@ -14,6 +14,7 @@
 #include "ladder/tools/bench_json.h"
 #include "ladder/tools/bench_report.h"
 #include "ladder/tools/bench_session.h"
+#include "ladder/tools/sim_plot.h"
 #include "ladder/tools/sim_workload.h"
 #include "ladder/util/error.h"
 
@@ -63,7 +64,16 @@ void check_config(const SimulateConfig& config) {
     }
     check_arrival_options(options.arrivals);
     if (options.max_concurrency < 0) util::fail("--max-concurrency must not be negative");
-    if (options.n_replicas < 1) util::fail("--replicas must be at least 1");
+    if (options.disaggregated()) {
+        if (options.n_prefill_replicas < 1 || options.n_decode_replicas < 1) {
+            util::fail("give both --prefill-replicas and --decode-replicas, each at least 1");
+        }
+        if (config.find_min_replicas) {
+            util::fail("--find-min-replicas searches --replicas; not with --prefill-replicas");
+        }
+    } else if (options.n_replicas < 1) {
+        util::fail("--replicas must be at least 1");
+    }
     if (options.replica.max_num_seqs < 1) util::fail("--max-num-seqs must be at least 1");
     if (options.replica.max_num_batched_tokens < 1)
         util::fail("--max-num-batched-tokens must be at least 1");
@@ -77,6 +87,14 @@ void check_config(const SimulateConfig& config) {
     check_tier(options, options.replica.remote, "--kv-remote-size", "--kv-remote-gbps",
                "--kv-remote-latency-ms");
     if (config.dataset.n_prompts < 1) util::fail("--num-prompts must be at least 1");
+    if (!config.sweep_request_rates.empty()) {
+        for (const double rate : config.sweep_request_rates) {
+            if (!(rate > 0.0)) util::fail("--sweep-request-rate: each rate must be positive");
+        }
+        if (config.find_min_replicas || !config.json_path.empty() || !config.replay_path.empty()) {
+            util::fail("--sweep-request-rate takes neither --find-min-replicas, --json nor --replay");
+        }
+    }
     if (config.summary.gpu_hour_cost && !(*config.summary.gpu_hour_cost >= 0.0)) {
         util::fail("--gpu-hour-cost must not be negative");
     }
@@ -178,6 +196,20 @@ private:
 
 }  // namespace
 
+namespace {
+
+// "4 replica(s), round-robin" or "2 prefill + 6 decode replicas (disaggregated, round-robin)".
+std::string fleet_description(const SimulationOptions& options) {
+    if (options.disaggregated()) {
+        return fmt::format("{} prefill + {} decode replicas (disaggregated, {})",
+                           options.n_prefill_replicas, options.n_decode_replicas,
+                           router_name(options.router));
+    }
+    return fmt::format("{} replica(s), {}", options.n_replicas, router_name(options.router));
+}
+
+}  // namespace
+
 nlohmann::json simulation_json(const SimulationResult& result, const BenchSummary& summary,
                                const BenchInfo& info, const SimulateConfig& config) {
     const bool recorded = !result.run.results.empty();
@@ -186,7 +218,18 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
     const SimulationOptions& options = config.simulation;
     json["simulated"] = {
         {"profile", profile_json(options.profile)},
-        {"replicas", options.n_replicas},
+        {"mode", options.disaggregated() ? "disaggregated" : "colocated"},
+        {"replicas", options.n_fleet_replicas()},
+        {"prefill_replicas", options.disaggregated() ? nlohmann::json(options.n_prefill_replicas)
+                                                     : nlohmann::json(nullptr)},
+        {"decode_replicas", options.disaggregated() ? nlohmann::json(options.n_decode_replicas)
+                                                    : nlohmann::json(nullptr)},
+        {"kv_link_gbps", options.disaggregated()
+                             ? nlohmann::json(options.kv_link_bytes_per_s * 8.0 / 1e9)
+                             : nlohmann::json(nullptr)},
+        {"kv_transfers", result.n_kv_transfers},
+        {"kv_transfer_bytes", result.kv_transfer_bytes},
+        {"kv_transfer_s", result.kv_transfer_s},
         {"router", router_name(options.router)},
         {"max_num_seqs", options.replica.max_num_seqs},
         {"max_num_batched_tokens", options.replica.max_num_batched_tokens},
@@ -213,10 +256,10 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
          {{"memory", share(memory_hit_tokens(result), result.n_prefix_queried_tokens)},
           {"disk", share(result.n_disk_hit_tokens, result.n_prefix_queried_tokens)},
           {"remote", share(result.n_remote_hit_tokens, result.n_prefix_queried_tokens)}}},
-        {"gpus", options.n_replicas * options.profile.gpus_per_replica},
+        {"gpus", options.n_fleet_replicas() * options.profile.gpus_per_replica},
         {"cost_per_day",
          config.summary.gpu_hour_cost
-             ? nlohmann::json(options.n_replicas * options.profile.gpus_per_replica *
+             ? nlohmann::json(options.n_fleet_replicas() * options.profile.gpus_per_replica *
                               *config.summary.gpu_hour_cost * 24.0)
              : nlohmann::json(nullptr)},
         {"find_min_replicas", config.find_min_replicas},
@@ -240,9 +283,10 @@ BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas) {
 
 // Doubles from --replicas until the SLOs are met, then bisects: the fewest
 // replicas meeting them, assuming more replicas never do worse.
-int32_t search_min_replicas(const SimulateConfig& config) {
+int32_t search_min_replicas(const SimulateConfig& config, std::vector<ReplicasTried>& tried) {
     auto meets = [&](int32_t n) {
         const BenchSummary summary = summary_at(config, n);
+        tried.push_back({n, attainment(summary)});
         const bool ok = attainment(summary) >= config.slo_attainment;
         fmt::print(stderr, "simulate: {} replica(s): {:.2f}% of requests meet the SLOs{}\n", n,
                    100.0 * attainment(summary), ok ? "" : ", short");
@@ -271,26 +315,15 @@ int32_t search_min_replicas(const SimulateConfig& config) {
     return high;
 }
 
-}  // namespace
-
-void run_simulation(const SimulateConfig& given) {
-    check_config(given);
-    std::cout << format_profile(given.simulation.profile) << '\n' << std::flush;
-    SimulateConfig config = given;
-    if (config.find_min_replicas) {
-        config.simulation.n_replicas = search_min_replicas(config);
-        std::cout << fmt::format(
-            "Fewest replicas meeting the SLOs for {:.1f}% of requests: {} ({} GPUs)\n",
-            100.0 * config.slo_attainment, config.simulation.n_replicas,
-            config.simulation.n_replicas * config.simulation.profile.gpus_per_replica);
-    }
+// One run's report (bench's summary, the simulation's lines, the JSON); its summary.
+BenchSummary report_run(const SimulateConfig& config) {
     const SimulationOptions& options = config.simulation;
     Workload workload = make_workload(config);
     const bool record = workload.n_requests <= kMaxRecordedRequests;
 
     SummaryOptions summary_options = config.summary;
     // The cost is the whole fleet's: every replica's GPUs.
-    summary_options.gpus_per_replica = options.profile.gpus_per_replica * options.n_replicas;
+    summary_options.gpus_per_replica = options.profile.gpus_per_replica * options.n_fleet_replicas();
     RunRecorder recorder;
     StreamingSummary streaming(summary_options);
     RequestSink& sink = record ? static_cast<RequestSink&>(recorder) : streaming;
@@ -316,8 +349,7 @@ void run_simulation(const SimulateConfig& given) {
     }
 
     BenchInfo info;
-    info.base_url = fmt::format("simulated: {} replica(s), {}", options.n_replicas,
-                                router_name(options.router));
+    info.base_url = "simulated: " + fleet_description(options);
     info.model = options.profile.source;
     info.endpoint = config.dataset.endpoint == BenchEndpoint::Chat ? "chat" : "completions";
     info.dataset = config.replay_path.empty() ? describe_dataset(config.dataset)
@@ -329,9 +361,9 @@ void run_simulation(const SimulateConfig& given) {
     info.burstiness = options.arrivals.burstiness;
     std::cout << format_summary(summary, info);
     std::cout << fmt::format(
-        "Simulated: {} replica(s) ({}), {} steps, {} preemptions, peak KV use {}/{} blocks "
+        "Simulated: {}, {} steps, {} preemptions, peak KV use {}/{} blocks "
         "({:.1f}%), prefix cache hit share {:.1f}%, {:.1f} s simulated in {:.2f} s\n",
-        options.n_replicas, router_name(options.router), result.n_steps, result.n_preemptions,
+        fleet_description(options), result.n_steps, result.n_preemptions,
         result.peak_used_blocks, result.n_kv_blocks,
         100.0 * share(result.peak_used_blocks, result.n_kv_blocks),
         100.0 * share(result.n_prefix_hit_tokens, result.n_prefix_queried_tokens),
@@ -346,8 +378,16 @@ void run_simulation(const SimulateConfig& given) {
             100.0 * share(result.n_remote_hit_tokens, queried), result.n_disk_hit_tokens,
             result.n_remote_hit_tokens);
     }
+    if (options.disaggregated()) {
+        std::cout << fmt::format(
+            "KV transfers: {} prompts, {:.3g} GB over {:g} Gbit/s links, {:.3g} s of link time "
+            "({:.2f} ms a transfer)\n",
+            result.n_kv_transfers, result.kv_transfer_bytes / 1e9,
+            options.kv_link_bytes_per_s * 8.0 / 1e9, result.kv_transfer_s,
+            result.n_kv_transfers > 0 ? 1e3 * result.kv_transfer_s / result.n_kv_transfers : 0.0);
+    }
     if (config.summary.gpu_hour_cost) {
-        const int32_t n_gpus = options.n_replicas * options.profile.gpus_per_replica;
+        const int32_t n_gpus = options.n_fleet_replicas() * options.profile.gpus_per_replica;
         std::cout << fmt::format("Fleet cost: {} GPUs x ${:.2f}/GPU-hour = ${:.0f} a day\n", n_gpus,
                                  *config.summary.gpu_hour_cost,
                                  n_gpus * *config.summary.gpu_hour_cost * 24.0);
@@ -368,6 +408,42 @@ void run_simulation(const SimulateConfig& given) {
     if (!config.json_path.empty()) {
         write_json_file(config.json_path, simulation_json(result, summary, info, config));
     }
+    return summary;
+}
+
+}  // namespace
+
+void run_simulation(const SimulateConfig& given) {
+    check_config(given);
+    if (!given.plot_dir.empty()) {
+        prepare_plot_dir(given.plot_dir, "ladder simulate", "the report is");
+    }
+    std::cout << format_profile(given.simulation.profile) << '\n' << std::flush;
+    SimulateConfig config = given;
+    std::vector<ReplicasTried> tried;
+    if (config.find_min_replicas) {
+        config.simulation.n_replicas = search_min_replicas(config, tried);
+        std::cout << fmt::format(
+            "Fewest replicas meeting the SLOs for {:.1f}% of requests: {} ({} GPUs)\n",
+            100.0 * config.slo_attainment, config.simulation.n_replicas,
+            config.simulation.n_replicas * config.simulation.profile.gpus_per_replica);
+    }
+    std::vector<BenchSummary> levels;
+    if (config.sweep_request_rates.empty()) {
+        levels.push_back(report_run(config));
+    } else {
+        for (const double rate : config.sweep_request_rates) {
+            config.simulation.arrivals.request_rate = rate;
+            std::cout << fmt::format("\n=== request rate {:g}/s ===\n", rate);
+            levels.push_back(report_run(config));
+        }
+    }
+    if (config.plot_dir.empty()) return;
+    const PlotOutcome outcome =
+        draw_simulation_charts(config.plot_dir, levels, tried, config.slo_attainment);
+    if (!outcome.problem.empty()) fmt::print(stderr, "ladder simulate: {}\n", outcome.problem);
+    fmt::print(stderr, "ladder simulate: {} chart(s) in {}\n", outcome.charts.size(),
+               config.plot_dir);
 }
 
 }  // namespace ladder::tools

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ladder/tools/bench_dataset.h"
 #include "ladder/tools/bench_metrics.h"
@@ -28,6 +29,10 @@ struct SimulateConfig {
     bool find_min_replicas = false;
     double slo_attainment = 0.99;
     int32_t max_replicas = 4096;  // the search gives up above this
+    // Runs the workload at each of these request rates in turn (a report
+    // each); empty: once, at simulation.arrivals.request_rate.
+    std::vector<double> sweep_request_rates;
+    std::string plot_dir;  // bench's charts of the runs (and the search) here; empty: none
 };
 
 // Runs of at most this many requests are kept whole: the summary's

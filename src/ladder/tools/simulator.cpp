@@ -6,6 +6,7 @@
 #include <queue>
 #include <utility>
 
+#include "ladder/tools/sim_disaggregated.h"
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
@@ -27,6 +28,9 @@ constexpr int64_t kStepsPerProgress = 200000;
 SimulationResult simulate(RequestStream& requests, RequestSink& sink,
                           const SimulationOptions& options, bool record_steps,
                           const SimulationProgress& progress) {
+    if (options.disaggregated()) {
+        return simulate_disaggregated(requests, sink, options, record_steps, progress);
+    }
     if (options.n_replicas < 1) util::fail("--replicas must be at least 1");
     SimulationResult result;
     const auto n_replicas = static_cast<size_t>(options.n_replicas);

@@ -30,6 +30,18 @@ struct SimulationOptions {
     double balance_factor = 1.25;
     ArrivalOptions arrivals;      // of bench's workloads (a trace brings its own times)
     int64_t max_concurrency = 0;  // 0: no limit
+    // Disaggregated serving when both are set (n_replicas then unused): a
+    // request prefills on one of the prefill replicas (the router picks), its
+    // KV goes over the link to the least-loaded decode replica, which decodes.
+    int32_t n_prefill_replicas = 0;
+    int32_t n_decode_replicas = 0;
+    // Each prefill replica's link for its KV, one transfer at a time.
+    double kv_link_bytes_per_s = 50e9;  // 400 Gbit/s: one NDR InfiniBand NIC
+
+    bool disaggregated() const { return n_prefill_replicas > 0 || n_decode_replicas > 0; }
+    int32_t n_fleet_replicas() const {
+        return disaggregated() ? n_prefill_replicas + n_decode_replicas : n_replicas;
+    }
 };
 
 struct SimulationResult {
@@ -47,6 +59,11 @@ struct SimulationResult {
     // engine's n_disk_blocks_loaded and kv_remote_hits_total, in tokens).
     int64_t n_disk_hit_tokens = 0;
     int64_t n_remote_hit_tokens = 0;
+    // Disaggregated: prompts' KV sent from prefill to decode replicas, and
+    // the seconds the link spent sending them (summed over transfers).
+    int64_t n_kv_transfers = 0;
+    double kv_transfer_bytes = 0.0;
+    double kv_transfer_s = 0.0;
     std::vector<SimStep> steps;  // every step, when asked for (tests)
 };
 
