@@ -25,6 +25,20 @@ constexpr int64_t kStepsPerProgress = 200000;
 
 }  // namespace
 
+void add_replica_totals(std::span<const std::unique_ptr<SimReplica>> replicas,
+                        const StepProfile& profile, SimulationResult& result) {
+    for (const auto& replica : replicas) {
+        result.n_steps += replica->n_steps();
+        result.n_preemptions += replica->n_preemptions();
+        result.peak_used_blocks = std::max(result.peak_used_blocks, replica->peak_used_blocks());
+        result.n_prefix_queried_tokens += replica->n_prefix_queried_tokens();
+        result.n_prefix_hit_tokens += replica->n_prefix_hit_tokens();
+        result.n_disk_hit_tokens += replica->n_disk_hit_blocks() * profile.block_size;
+        result.n_remote_hit_tokens += replica->n_remote_hit_blocks() * profile.block_size;
+    }
+    result.n_kv_blocks = profile.n_kv_blocks;
+}
+
 SimulationResult simulate(RequestStream& requests, RequestSink& sink,
                           const SimulationOptions& options, bool record_steps,
                           const SimulationProgress& progress) {
@@ -171,16 +185,7 @@ SimulationResult simulate(RequestStream& requests, RequestSink& sink,
     if (has_pending) util::fail("the simulation stalled with requests unsent");
 
     result.duration_s = first_release < 0.0 ? 0.0 : std::max(0.0, last_finish - first_release);
-    for (const auto& replica : replicas) {
-        result.n_steps += replica->n_steps();
-        result.n_preemptions += replica->n_preemptions();
-        result.peak_used_blocks = std::max(result.peak_used_blocks, replica->peak_used_blocks());
-        result.n_prefix_queried_tokens += replica->n_prefix_queried_tokens();
-        result.n_prefix_hit_tokens += replica->n_prefix_hit_tokens();
-        result.n_disk_hit_tokens += replica->n_disk_hit_blocks() * options.profile.block_size;
-        result.n_remote_hit_tokens += replica->n_remote_hit_blocks() * options.profile.block_size;
-    }
-    result.n_kv_blocks = options.profile.n_kv_blocks;
+    add_replica_totals(replicas, options.profile, result);
     return result;
 }
 

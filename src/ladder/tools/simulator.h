@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -66,6 +67,11 @@ struct SimulationResult {
     double kv_transfer_s = 0.0;
     std::vector<SimStep> steps;  // every step, when asked for (tests)
 };
+
+// Adds the replicas' steps, preemptions, peak KV use and cache hits to
+// result, and the profile's KV blocks: the end of either kind of run.
+void add_replica_totals(std::span<const std::unique_ptr<SimReplica>> replicas,
+                        const StepProfile& profile, SimulationResult& result);
 
 // Called now and then as the simulation runs: the simulated time and the
 // requests done so far.
