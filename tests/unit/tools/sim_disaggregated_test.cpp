@@ -2,14 +2,17 @@
 // profile prices every step, the link every prompt's KV.
 #include <gtest/gtest.h>
 
-#include <numeric>
 
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/simulator.h"
+#include "sim_test_requests.h"
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
 namespace sim_disaggregated_test {
+
+using sim_test::iota_tokens;
+using sim_test::step_tokens;
 
 // One prefill and one decode replica; 10 ms a step plus 1 ms a token; 1,000
 // bytes of KV a token over a 1 MB/s link: 1 ms of transfer a prompt token.
@@ -25,18 +28,6 @@ SimulationOptions one_plus_one(int64_t n_kv_blocks = 100) {
     options.n_decode_replicas = 1;
     options.kv_link_bytes_per_s = 1e6;
     return options;
-}
-
-std::vector<int32_t> iota_tokens(int32_t n, int32_t first) {
-    std::vector<int32_t> tokens(static_cast<size_t>(n));
-    std::iota(tokens.begin(), tokens.end(), first);
-    return tokens;
-}
-
-std::vector<int32_t> step_tokens(const SimulationResult& result) {
-    std::vector<int32_t> tokens;
-    for (const SimStep& step : result.steps) tokens.push_back(step.n_tokens);
-    return tokens;
 }
 
 TEST(SimDisaggregated, PrefillGivesTheFirstTokenTheTransferDelaysTheSecond) {

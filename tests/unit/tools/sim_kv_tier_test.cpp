@@ -3,13 +3,14 @@
 // and saves, against the hand-worked timing of one replica.
 #include <gtest/gtest.h>
 
-#include <numeric>
-
 #include "ladder/tools/sim_kv_tier.h"
 #include "ladder/tools/simulator.h"
+#include "sim_test_requests.h"
 
 namespace ladder::tools {
 namespace sim_kv_tier_test {
+
+using sim_test::iota_tokens;
 
 TEST(SimKvTier, DropsItsOldestWriteFirstAndCountsPrivateBlocks) {
     SimKvTier tier(3);
@@ -42,12 +43,6 @@ SimulationOptions small_memory() {
     options.replica.remote.bytes_per_s = 1e6;
     options.replica.remote.latency_s = 0.002;
     return options;
-}
-
-std::vector<int32_t> iota_tokens(int32_t n, int32_t first) {
-    std::vector<int32_t> tokens(static_cast<size_t>(n));
-    std::iota(tokens.begin(), tokens.end(), first);
-    return tokens;
 }
 
 // A 16-token prompt, then one of 28 that needs all 8 blocks (evicting the

@@ -2,16 +2,19 @@
 // the engine's scheduler decides every step, the profile prices it.
 #include <gtest/gtest.h>
 
-#include <numeric>
 
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/sim_router.h"
 #include "ladder/tools/sim_session.h"
 #include "ladder/tools/simulator.h"
+#include "sim_test_requests.h"
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
 namespace simulator_test {
+
+using sim_test::iota_tokens;
+using sim_test::step_tokens;
 
 // 10 ms a step plus 1 ms a token; attention free unless a test says not.
 SimulationOptions tiny_fleet(int64_t n_kv_blocks, int32_t budget, bool prefix_caching = true) {
@@ -24,18 +27,6 @@ SimulationOptions tiny_fleet(int64_t n_kv_blocks, int32_t budget, bool prefix_ca
     options.replica.max_num_batched_tokens = budget;
     options.replica.prefix_caching = prefix_caching;
     return options;
-}
-
-std::vector<int32_t> iota_tokens(int32_t n, int32_t first) {
-    std::vector<int32_t> tokens(static_cast<size_t>(n));
-    std::iota(tokens.begin(), tokens.end(), first);
-    return tokens;
-}
-
-std::vector<int32_t> step_tokens(const SimulationResult& result) {
-    std::vector<int32_t> tokens;
-    for (const SimStep& step : result.steps) tokens.push_back(step.n_tokens);
-    return tokens;
 }
 
 TEST(Simulator, OneRequestPrefillsThenDecodes) {
