@@ -2,11 +2,10 @@
 // profile prices every step, the link every prompt's KV.
 #include <gtest/gtest.h>
 
-
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/simulator.h"
-#include "sim_test_requests.h"
 #include "ladder/util/error.h"
+#include "sim_test_requests.h"
 
 namespace ladder::tools {
 namespace sim_disaggregated_test {

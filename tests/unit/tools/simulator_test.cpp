@@ -2,13 +2,12 @@
 // the engine's scheduler decides every step, the profile prices it.
 #include <gtest/gtest.h>
 
-
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/sim_router.h"
 #include "ladder/tools/sim_session.h"
 #include "ladder/tools/simulator.h"
-#include "sim_test_requests.h"
 #include "ladder/util/error.h"
+#include "sim_test_requests.h"
 
 namespace ladder::tools {
 namespace simulator_test {
