@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""`ladder simulate` against the real server (docs/fleet.md, "Validation").
+
+Calibrates a step-cost profile on this machine with the server's own engine
+flags, then for each dataset (random, prefix) and load (light, near
+saturation, overloaded) runs `ladder bench` against one fresh `ladder serve`
+and `ladder simulate` on the same workload, and prints simulated / measured
+for request throughput, median TTFT and median TPOT, against the 15% floor.
+
+Both run on 2 threads, as the test servers do.
+
+Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json] [--json OUT]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from ladder_server import DEFAULT_MODEL, ladder_bin, start_server  # noqa: E402
+
+ENGINE_FLAGS = ["--kv-cache-mem", "256MiB"]  # what start_server gives every server
+WORKLOADS = {
+    "random": ["--dataset", "random", "--input-len", "128", "--output-len", "32",
+               "--range-ratio", "0.25"],
+    "prefix": ["--dataset", "prefix", "--prefix-len", "1000", "--input-len", "100",
+               "--output-len", "32", "--range-ratio", "0.25"],
+}
+# Requests/s: light, near the server's capacity on this workload, past it.
+LOADS = {"random": ["0.5", "1.5", "4"], "prefix": ["0.5", "1.5", "4"]}
+KEYS = [("request_throughput", "req/s"), ("median_ttft_ms", "median TTFT (ms)"),
+        ("median_tpot_ms", "median TPOT (ms)")]
+FLOOR = 0.15
+
+
+def run_json(command, json_path):
+    done = subprocess.run(command + ["--json", json_path, "--no-progress"],
+                          capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:2])} failed: {done.stderr.strip()}")
+    with open(json_path) as f:
+        return json.load(f)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", help="a profile to reuse instead of calibrating")
+    parser.add_argument("--num-prompts", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="write every measured and simulated figure here")
+    args = parser.parse_args()
+    ladder = ladder_bin()
+    work = tempfile.mkdtemp(prefix="ladder-validate-")
+    profile = args.profile or os.path.join(work, "profile.json")
+    if not args.profile:
+        subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", "2",
+                        *ENGINE_FLAGS, "-o", profile], check=True)
+    rows, worst = [], 0.0
+    for dataset, workload in WORKLOADS.items():
+        for rate in LOADS[dataset]:
+            common = [*workload, "--num-prompts", str(args.num_prompts), "--seed",
+                      str(args.seed), "--request-rate", rate]
+            # A fresh server each time: no cache or queue carried over.
+            server = start_server()
+            try:
+                measured = run_json([ladder, "bench", "--base-url", server.base_url,
+                                     "--api-key", server.api_key, *common],
+                                    os.path.join(work, f"bench-{dataset}-{rate}.json"))
+            finally:
+                server.stop()
+            simulated = run_json([ladder, "simulate", "--profile", profile, *common],
+                                 os.path.join(work, f"sim-{dataset}-{rate}.json"))
+            ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}
+            worst = max(worst, *(abs(r - 1) for r in ratios.values()))
+            rows.append({"dataset": dataset, "request_rate": rate,
+                         "measured": {k: measured[k] for k, _ in KEYS},
+                         "simulated": {k: simulated[k] for k, _ in KEYS}, "ratio": ratios})
+            print(f"{dataset} @ {rate} req/s: " + ", ".join(
+                f"{label} {measured[k]:.2f} vs {simulated[k]:.2f} ({ratios[k]:.2f}x)"
+                for k, label in KEYS), flush=True)
+    print("\n| dataset | req/s | " + " | ".join(
+        f"{label}: measured / simulated (ratio)" for _, label in KEYS) + " |")
+    print("|---|---|" + "---|" * len(KEYS))
+    for row in rows:
+        print(f"| {row['dataset']} | {row['request_rate']} | " + " | ".join(
+            f"{row['measured'][k]:.2f} / {row['simulated'][k]:.2f} ({row['ratio'][k]:.2f})"
+            for k, _ in KEYS) + " |")
+    verdict = "within" if worst <= FLOOR else "outside"
+    print(f"\nlargest deviation {worst:.1%}: {verdict} the {FLOOR:.0%} floor")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"profile": profile, "rows": rows, "largest_deviation": worst}, f, indent=1)
+    return 0 if worst <= FLOOR else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
