@@ -26,6 +26,19 @@ class StreamUnderway:
             assert chunk, "the stream closed before its first event"
             self.data += chunk
 
+    def still_running(self):
+        """Takes what has arrived, without waiting: true while [DONE] has not."""
+        timeout = self.sock.gettimeout()
+        self.sock.setblocking(False)
+        try:
+            while chunk := self.sock.recv(65536):
+                self.data += chunk
+            return False  # closed
+        except BlockingIOError:
+            return b"[DONE]" not in self.data
+        finally:
+            self.sock.settimeout(timeout)
+
     def finish(self):
         """Reads to the end; returns the SSE payloads and the last choice."""
         while chunk := self.sock.recv(65536):
@@ -52,15 +65,16 @@ def wait_until_draining(server, timeout=10.0):
 def test_sigterm_finishes_in_flight_streams_then_exits_0():
     server = start_server("--drain-timeout", "600")
     try:
-        # The checks below take milliseconds, the stream thousands of decode
-        # steps: it is still running on any CPU, and ends well inside the
-        # drain timeout on a slow one.
-        stream = StreamUnderway(server, max_tokens=2000)
+        # The checks below take milliseconds, the stream hundreds of decode
+        # steps: it is still running on any CPU (asserted, so that the test
+        # is of a drain), and ends well inside the drain timeout on a slow one.
+        stream = StreamUnderway(server, max_tokens=400)
         server.process.send_signal(signal.SIGTERM)
         wait_until_draining(server)
         status, _, error = http_raw.request_json(server, "POST", COMPLETIONS,
                                                  {"prompt": "Hi", "max_tokens": 2})
         assert status == 503, error
+        assert stream.still_running(), "the stream ended before the drain began"
         assert stream.finish()["finish_reason"] == "length"
         assert server.process.wait(30) == 0
     finally:

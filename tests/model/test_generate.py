@@ -5,6 +5,8 @@ order, with usage that counts what was computed."""
 import json
 import subprocess
 
+import pytest
+
 from conftest import run_ladder, run_ladder_json
 
 PROMPTS = [
@@ -120,8 +122,17 @@ def support_bot_lines(n_questions):
              "temperature": 0, "ignore_eos": True} for q in range(n_questions)]
 
 
+@pytest.fixture(scope="module")
+def second_question_cold(ladder_bin, default_model, tmp_path_factory):
+    """The second support-bot question's answer, computed with no cache at all:
+    what every cached path below must give (one 3,000-token prefill, once)."""
+    results, _ = generate_summary(ladder_bin, default_model, tmp_path_factory.mktemp("cold"),
+                                  support_bot_lines(2)[1:], "--no-prefix-cache")
+    return results[0]["text"]
+
+
 def test_second_request_with_a_3000_token_block_computes_only_the_rest(
-        ladder_bin, default_model, tmp_path):
+        ladder_bin, default_model, tmp_path, second_question_cold):
     lines = support_bot_lines(2)
     results, stderr = generate_summary(ladder_bin, default_model, tmp_path, lines,
                                        "--max-num-seqs", "1")
@@ -129,11 +140,11 @@ def test_second_request_with_a_3000_token_block_computes_only_the_rest(
     assert results[1]["usage"]["prompt_tokens_details"]["cached_tokens"] >= 2992
     # The engine looked up both prompts and found the block's 187 full blocks once.
     assert "prefix cache: 2992 of 6016 prompt tokens found" in stderr
-    cold, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[1:])
-    assert results[1]["text"] == cold[0]["text"]
+    assert results[1]["text"] == second_question_cold
 
 
-def test_disk_tier_serves_the_block_after_a_restart(ladder_bin, default_model, tmp_path):
+def test_disk_tier_serves_the_block_after_a_restart(ladder_bin, default_model, tmp_path,
+                                                     second_question_cold):
     disk = tmp_path / "kv"
     lines = support_bot_lines(2)
     first, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[:1],
@@ -144,9 +155,7 @@ def test_disk_tier_serves_the_block_after_a_restart(ladder_bin, default_model, t
     second, stderr = generate_summary(ladder_bin, default_model, tmp_path, lines[1:],
                                       "--kv-disk-cache", str(disk))
     assert second[0]["usage"]["prompt_tokens_details"]["cached_tokens"] == 2992
-    cold, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[1:],
-                               "--no-prefix-cache")
-    assert second[0]["text"] == cold[0]["text"]
+    assert second[0]["text"] == second_question_cold
     # A corrupted block file is refused and deleted, never loaded: the chain
     # stops before it.
     with open(files[0], "r+b") as f:
@@ -154,5 +163,5 @@ def test_disk_tier_serves_the_block_after_a_restart(ladder_bin, default_model, t
         f.write(b"\xff\xff\xff\xff")
     third, _ = generate_summary(ladder_bin, default_model, tmp_path, lines[1:],
                                 "--kv-disk-cache", str(disk))
-    assert third[0]["text"] == cold[0]["text"]
+    assert third[0]["text"] == second_question_cold
     assert third[0]["usage"]["prompt_tokens_details"]["cached_tokens"] < 2992
