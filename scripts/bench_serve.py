@@ -41,35 +41,45 @@ def start_server(ladder, model, threads, concurrency, extra):
     raise SystemExit(f"ladder serve exited {process.wait()} before it was ready")
 
 
+async def sse_chunks(host, port, path, body):
+    """POSTs body as a streaming request and yields each SSE chunk, parsed, up
+    to [DONE]. An error status, or a stream cut short, ends the benchmark."""
+    payload = json.dumps(body).encode()
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        writer.write((f"POST {path} HTTP/1.1\r\nHost: {host}\r\n"
+                      f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+                      f"Connection: close\r\n\r\n").encode() + payload)
+        await writer.drain()
+        status = await reader.readline()
+        if b" 200 " not in status:
+            raise SystemExit(f"the server answered {status!r}: {(await reader.read()).decode()}")
+        async for line in reader:
+            if not line.startswith(b"data: "):
+                continue
+            data = line[len(b"data: "):].strip()
+            if data == b"[DONE]":
+                return
+            yield json.loads(data)
+        raise SystemExit("a stream ended before its [DONE]")
+    finally:
+        writer.close()
+
+
 async def one_stream(host, port, prompt, output_tokens):
     """Returns (completion tokens, seconds to first token, seconds to [DONE])."""
-    body = json.dumps({"prompt": prompt, "max_tokens": output_tokens, "temperature": 0,
-                       "ignore_eos": True, "stream": True,
-                       "stream_options": {"include_usage": True}}).encode()
+    body = {"prompt": prompt, "max_tokens": output_tokens, "temperature": 0,
+            "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}}
     start = time.perf_counter()
-    reader, writer = await asyncio.open_connection(host, port)
-    writer.write((f"POST /v1/completions HTTP/1.1\r\nHost: {host}\r\n"
-                  f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-                  f"Connection: close\r\n\r\n").encode() + body)
-    await writer.drain()
     first_token = None
     usage = None
-    done = False
-    async for line in reader:
-        if not line.startswith(b"data: "):
-            continue
-        payload = line[len(b"data: "):].strip()
-        if payload == b"[DONE]":
-            done = True
-            break
-        chunk = json.loads(payload)
+    async for chunk in sse_chunks(host, port, "/v1/completions", body):
         if chunk.get("usage"):
             usage = chunk["usage"]
         elif first_token is None and any(c.get("text") for c in chunk["choices"]):
             first_token = time.perf_counter() - start
-    writer.close()
-    if not done or usage is None:
-        raise SystemExit("a stream ended without its usage chunk and [DONE]")
+    if usage is None:
+        raise SystemExit("a stream ended without its usage chunk")
     return usage["completion_tokens"], first_token or 0.0, time.perf_counter() - start
 
 

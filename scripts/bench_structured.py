@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_serve import start_server  # noqa: E402
+from bench_serve import sse_chunks, start_server  # noqa: E402
 from structured_schemas import PROMPTS, SCHEMAS  # noqa: E402
 
 # Schemas whose greedy answers run longest on the small models: nested
@@ -37,33 +37,17 @@ DEFAULT_SCHEMAS = ["nested_address", "object_array", "map_of_integers", "recursi
 
 async def one_stream(host, port, body):
     """Returns (completion tokens, finish reason, seconds to first token, seconds to [DONE])."""
-    payload = json.dumps(body).encode()
     start = time.perf_counter()
-    reader, writer = await asyncio.open_connection(host, port)
-    writer.write((f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\n"
-                  f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-                  f"Connection: close\r\n\r\n").encode() + payload)
-    await writer.drain()
-    status = await reader.readline()
-    if b" 200 " not in status:
-        raise SystemExit(f"the server answered {status!r}: {(await reader.read()).decode()}")
     first_token = None
     usage = None
     finish = None
-    async for line in reader:
-        if not line.startswith(b"data: "):
-            continue
-        data = line[len(b"data: "):].strip()
-        if data == b"[DONE]":
-            break
-        chunk = json.loads(data)
+    async for chunk in sse_chunks(host, port, "/v1/chat/completions", body):
         if chunk.get("usage"):
             usage = chunk["usage"]
         for choice in chunk.get("choices", []):
             if first_token is None and choice.get("delta", {}).get("content"):
                 first_token = time.perf_counter() - start
             finish = choice.get("finish_reason") or finish
-    writer.close()
     if usage is None:
         raise SystemExit("a stream ended without its usage chunk")
     return usage["completion_tokens"], finish, first_token or 0.0, time.perf_counter() - start
