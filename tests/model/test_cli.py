@@ -214,9 +214,34 @@ def test_simulate_disaggregated_flags_refuse_bad_input(ladder_bin):
                                      "--prefill-replicas", "1", "--decode-replicas", "1")
     assert "--kv-link-gbps" in run_failing(ladder_bin, *roofline, "--prefill-replicas", "1",
                                            "--decode-replicas", "1", "--kv-link-gbps", "0")
-    assert "--find-min-replicas" in run_failing(ladder_bin, *roofline, "--prefill-replicas", "1",
-                                                "--decode-replicas", "1", "--find-min-replicas",
-                                                "--slo-ttft-ms", "100")
+    assert "--max-replicas" in run_failing(ladder_bin, *roofline, "--prefill-replicas", "1",
+                                           "--decode-replicas", "1", "--find-min-replicas",
+                                           "--slo-ttft-ms", "100", "--max-replicas", "1")
+
+
+def test_simulate_finds_the_fewest_prefill_and_decode_replicas(ladder_bin, tmp_path):
+    # 2,048-token prompts at 10/s need about 4 prefill replicas for a 1 s TTFT
+    # (one takes about 270 ms a prompt); 256-token outputs, one decode replica.
+    out = tmp_path / "split.json"
+    run = subprocess.run([ladder_bin, "simulate", "--device", "h100-80g", "--preset", "llama3-8b",
+                          "--prefill-replicas", "1", "--decode-replicas", "1", "--dataset",
+                          "random", "--input-len", "2048", "--output-len", "256",
+                          "--num-prompts", "300", "--request-rate", "10", "--slo-ttft-ms", "1000",
+                          "--slo-tpot-ms", "30", "--find-min-replicas", "--no-progress",
+                          "--json", str(out)], check=True, capture_output=True, text=True,
+                         timeout=120)
+    simulated = json.loads(out.read_text())["simulated"]
+    tried = simulated["replicas_tried"]
+    pairs = [(row["prefill_replicas"], row["decode_replicas"]) for row in tried]
+    assert len(pairs) == len(set(pairs)), pairs
+    found = (simulated["prefill_replicas"], simulated["decode_replicas"])
+    assert found in pairs and simulated["mode"] == "disaggregated"
+    row = tried[pairs.index(found)]
+    assert row["slo_attainment"] >= 0.99 and row["replicas"] == sum(found)
+    # One fewer prefill replica falls short of the TTFT SLO (the prefill floor is exact).
+    fewer = (found[0] - 1, found[1])
+    assert fewer[0] == 0 or (fewer in pairs and tried[pairs.index(fewer)]["ttft_attainment"] < 0.99)
+    assert f"{found[0]} prefill + {found[1]} decode" in run.stdout
 
 
 def test_simulate_plot_draws_a_rate_sweep_and_the_replica_search(ladder_bin, tmp_path):
@@ -250,6 +275,17 @@ def test_simulate_plot_draws_a_rate_sweep_and_the_replica_search(ladder_bin, tmp
         assert (sweep / f"{chart}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (sweep / f"{chart}.svg").read_text().lstrip().startswith("<?xml")
     assert (search / "slo_attainment_vs_replicas.png").stat().st_size > 1000
+    split = tmp_path / "split"
+    subprocess.run([ladder_bin, *roofline, "--prefill-replicas", "1", "--decode-replicas", "1",
+                    "--request-rate", "20", "--slo-ttft-ms", "500", "--slo-tpot-ms", "50",
+                    "--find-min-replicas", "--plot", str(split)],
+                   check=True, capture_output=True, timeout=120)
+    rows = [line.split() for line in (split / "sim_replicas.dat").read_text().splitlines()
+            if not line.startswith("#")]
+    assert all(int(row[0]) == int(row[2]) + int(row[3]) for row in rows), rows
+    redrawn = subprocess.run(["gnuplot", "sim_replicas.gp"], cwd=split, capture_output=True,
+                             timeout=60)
+    assert redrawn.returncode == 0, redrawn.stderr
 
 
 def test_simulate_sweep_refuses_what_it_cannot_combine(ladder_bin, tmp_path):

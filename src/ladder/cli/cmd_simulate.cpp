@@ -256,12 +256,13 @@ void add_simulate_command(CLI::App& app) {
                         "prefix_len]) instead of --dataset");
     add_goodput_flags(*command, flags->workload);
     command->add_flag("--find-min-replicas", config.find_min_replicas,
-                      "search for the fewest replicas (from --replicas up) meeting the SLOs");
+                      "search for the fewest replicas (from --replicas, or from --prefill-replicas "
+                      "and --decode-replicas) meeting the SLOs");
     command->add_option("--slo-attainment", config.slo_attainment,
                         "--find-min-replicas: share of requests that must meet the SLOs "
                         "(default 0.99)");
     command->add_option("--max-replicas", config.max_replicas,
-                        "--find-min-replicas: give up above this many (default 4096)");
+                        "--find-min-replicas: give up above this many in all (default 4096)");
     command->add_option("--json", config.json_path,
                         "write the results, under ladder bench --json's keys, to FILE");
     command

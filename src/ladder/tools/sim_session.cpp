@@ -15,6 +15,7 @@
 #include "ladder/tools/bench_report.h"
 #include "ladder/tools/bench_session.h"
 #include "ladder/tools/sim_plot.h"
+#include "ladder/tools/sim_replica_search.h"
 #include "ladder/tools/sim_workload.h"
 #include "ladder/util/error.h"
 
@@ -68,9 +69,6 @@ void check_config(const SimulateConfig& config) {
         if (options.n_prefill_replicas < 1 || options.n_decode_replicas < 1) {
             util::fail("give both --prefill-replicas and --decode-replicas, each at least 1");
         }
-        if (config.find_min_replicas) {
-            util::fail("--find-min-replicas searches --replicas; not with --prefill-replicas");
-        }
     } else if (options.n_replicas < 1) {
         util::fail("--replicas must be at least 1");
     }
@@ -107,15 +105,6 @@ void check_config(const SimulateConfig& config) {
         }
     }
 }
-
-// The share of requests that met the SLOs.
-double attainment(const BenchSummary& summary) {
-    const int64_t n = summary.n_completed + summary.n_failed;
-    return n > 0 ? static_cast<double>(summary.n_good.value_or(0)) / static_cast<double>(n) : 0.0;
-}
-
-// One quiet run at a replica count: the summary only.
-BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas);
 
 double share(int64_t part, int64_t whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
@@ -208,10 +197,29 @@ std::string fleet_description(const SimulationOptions& options) {
     return fmt::format("{} replica(s), {}", options.n_replicas, router_name(options.router));
 }
 
+// Each fleet --find-min-replicas ran, in the order it ran them, with the
+// shares meeting the SLOs (each SLO's alone null when it was not given).
+nlohmann::json replicas_tried_json(std::span<const ReplicasTried> tried, const LatencySlo& slo) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const ReplicasTried& row : tried) {
+        const bool split = row.n_prefill_replicas > 0;
+        rows.push_back({
+            {"replicas", row.n_replicas},
+            {"prefill_replicas", split ? nlohmann::json(row.n_prefill_replicas) : nullptr},
+            {"decode_replicas", split ? nlohmann::json(row.n_decode_replicas) : nullptr},
+            {"slo_attainment", row.shares.both},
+            {"ttft_attainment", slo.ttft_ms ? nlohmann::json(row.shares.ttft) : nullptr},
+            {"tpot_attainment", slo.tpot_ms ? nlohmann::json(row.shares.tpot) : nullptr},
+        });
+    }
+    return rows;
+}
+
 }  // namespace
 
 nlohmann::json simulation_json(const SimulationResult& result, const BenchSummary& summary,
-                               const BenchInfo& info, const SimulateConfig& config) {
+                               const BenchInfo& info, const SimulateConfig& config,
+                               std::span<const ReplicasTried> tried) {
     const bool recorded = !result.run.results.empty();
     nlohmann::json json =
         recorded ? bench_result_json(result.run, summary, info) : bench_summary_json(summary, info);
@@ -265,58 +273,61 @@ nlohmann::json simulation_json(const SimulationResult& result, const BenchSummar
         {"find_min_replicas", config.find_min_replicas},
         {"slo_attainment", config.find_min_replicas ? nlohmann::json(config.slo_attainment)
                                                     : nlohmann::json(nullptr)},
+        {"replicas_tried", config.find_min_replicas ? replicas_tried_json(tried, config.summary.slo)
+                                                    : nlohmann::json(nullptr)},
     };
     return json;
 }
 
 namespace {
 
-BenchSummary summary_at(const SimulateConfig& config, int32_t n_replicas) {
-    SimulationOptions options = config.simulation;
-    options.n_replicas = n_replicas;
+// One quiet run of `options`: the shares of requests meeting the SLOs, one
+// line on stderr saying them.
+SloShares shares_on(const SimulateConfig& config, const SimulationOptions& options) {
     Workload workload = make_workload(config);
-    StreamingSummary streaming(config.summary);
-    const SimulationResult result = simulate(*workload.stream, streaming, options);
-    return streaming.summary(result.duration_s, options.max_concurrency,
-                             options.arrivals.request_rate);
+    SloCounter counter(config.summary.slo);
+    simulate(*workload.stream, counter, options);
+    const SloShares shares = counter.shares();
+    const LatencySlo& slo = config.summary.slo;
+    fmt::print(stderr, "simulate: {}: {:.2f}% of requests meet the SLOs{}{}\n",
+               fleet_description(options), 100.0 * shares.both,
+               slo.ttft_ms && slo.tpot_ms ? fmt::format(" (TTFT {:.2f}%, TPOT {:.2f}%)",
+                                                        100.0 * shares.ttft, 100.0 * shares.tpot)
+                                          : "",
+               shares.both >= config.slo_attainment ? "" : ", short");
+    return shares;
 }
 
-// Doubles from --replicas until the SLOs are met, then bisects: the fewest
-// replicas meeting them, assuming more replicas never do worse.
-int32_t search_min_replicas(const SimulateConfig& config, std::vector<ReplicasTried>& tried) {
-    auto meets = [&](int32_t n) {
-        const BenchSummary summary = summary_at(config, n);
-        tried.push_back({n, attainment(summary)});
-        const bool ok = attainment(summary) >= config.slo_attainment;
-        fmt::print(stderr, "simulate: {} replica(s): {:.2f}% of requests meet the SLOs{}\n", n,
-                   100.0 * attainment(summary), ok ? "" : ", short");
-        return ok;
-    };
-    int32_t low = 0;  // the most known to fall short
-    int32_t high = config.simulation.n_replicas;
-    while (!meets(high)) {
-        low = high;
-        if (high >= config.max_replicas) {
-            util::fail(
-                "--find-min-replicas: {} replicas still miss the SLOs for {:.1f}% of "
-                "requests",
-                high, 100.0 * config.slo_attainment);
-        }
-        high = std::min(config.max_replicas, high * 2);
+// The search for the fewest replicas (sim_replica_search.h): colocated, or
+// the prefill and decode counts of a split, from the given counts up to
+// --max-replicas in all. Returns the options of the fleet found.
+SimulationOptions search_fleet(const SimulateConfig& config, std::vector<ReplicasTried>& tried) {
+    const ReplicaSearchLimits limits{config.slo_attainment, config.max_replicas};
+    SimulationOptions options = config.simulation;
+    if (options.disaggregated()) {
+        const ReplicaSplit split = search_min_split(
+            [&](int32_t n_prefill, int32_t n_decode) {
+                options.n_prefill_replicas = n_prefill;
+                options.n_decode_replicas = n_decode;
+                return shares_on(config, options);
+            },
+            {config.simulation.n_prefill_replicas, config.simulation.n_decode_replicas}, limits,
+            tried);
+        options.n_prefill_replicas = split.n_prefill;
+        options.n_decode_replicas = split.n_decode;
+    } else {
+        options.n_replicas = search_min_replicas(
+            [&](int32_t n_replicas) {
+                options.n_replicas = n_replicas;
+                return shares_on(config, options);
+            },
+            config.simulation.n_replicas, limits, tried);
     }
-    while (high - low > 1) {
-        const int32_t middle = low + (high - low) / 2;
-        if (meets(middle)) {
-            high = middle;
-        } else {
-            low = middle;
-        }
-    }
-    return high;
+    return options;
 }
 
 // One run's report (bench's summary, the simulation's lines, the JSON); its summary.
-BenchSummary report_run(const SimulateConfig& config) {
+BenchSummary report_run(const SimulateConfig& config, std::span<const ReplicasTried> tried) {
     const SimulationOptions& options = config.simulation;
     Workload workload = make_workload(config);
     const bool record = workload.n_requests <= kMaxRecordedRequests;
@@ -406,7 +417,7 @@ BenchSummary report_run(const SimulateConfig& config) {
     }
     std::cout << std::flush;
     if (!config.json_path.empty()) {
-        write_json_file(config.json_path, simulation_json(result, summary, info, config));
+        write_json_file(config.json_path, simulation_json(result, summary, info, config, tried));
     }
     return summary;
 }
@@ -422,20 +433,24 @@ void run_simulation(const SimulateConfig& given) {
     SimulateConfig config = given;
     std::vector<ReplicasTried> tried;
     if (config.find_min_replicas) {
-        config.simulation.n_replicas = search_min_replicas(config, tried);
+        config.simulation = search_fleet(config, tried);
+        const SimulationOptions& found = config.simulation;
         std::cout << fmt::format(
-            "Fewest replicas meeting the SLOs for {:.1f}% of requests: {} ({} GPUs)\n",
-            100.0 * config.slo_attainment, config.simulation.n_replicas,
-            config.simulation.n_replicas * config.simulation.profile.gpus_per_replica);
+            "Fewest replicas meeting the SLOs for {:.1f}% of requests: {}{} ({} GPUs)\n",
+            100.0 * config.slo_attainment, found.n_fleet_replicas(),
+            found.disaggregated() ? fmt::format(" ({} prefill + {} decode)",
+                                                found.n_prefill_replicas, found.n_decode_replicas)
+                                  : "",
+            found.n_fleet_replicas() * found.profile.gpus_per_replica);
     }
     std::vector<BenchSummary> levels;
     if (config.sweep_request_rates.empty()) {
-        levels.push_back(report_run(config));
+        levels.push_back(report_run(config, tried));
     } else {
         for (const double rate : config.sweep_request_rates) {
             config.simulation.arrivals.request_rate = rate;
             std::cout << fmt::format("\n=== request rate {:g}/s ===\n", rate);
-            levels.push_back(report_run(config));
+            levels.push_back(report_run(config, tried));
         }
     }
     if (config.plot_dir.empty()) return;

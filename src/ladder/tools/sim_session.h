@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ladder/tools/bench_dataset.h"
 #include "ladder/tools/bench_metrics.h"
 #include "ladder/tools/bench_report.h"
+#include "ladder/tools/sim_replica_search.h"
 #include "ladder/tools/simulator.h"
 
 namespace ladder::tools {
@@ -25,7 +27,9 @@ struct SimulateConfig {
     std::string json_path;         // empty: no JSON
     bool show_progress = true;     // the progress line on stderr
     // Search for the fewest replicas at which at least `slo_attainment` of
-    // the requests meet the SLOs (goodput / throughput), then report that run.
+    // the requests meet the SLOs (goodput / throughput), then report that run:
+    // --replicas, or with a split the prefill and decode counts, from the
+    // given ones up to max_replicas in all.
     bool find_min_replicas = false;
     double slo_attainment = 0.99;
     int32_t max_replicas = 4096;  // the search gives up above this
@@ -42,9 +46,10 @@ constexpr int64_t kMaxRecordedRequests = 100000;
 
 // The simulation's figures under `ladder bench --json`'s keys, plus
 // `simulated` (profile, replicas, router, steps, preemptions, peak KV use,
-// prefix hit share).
+// prefix hit share, and each fleet --find-min-replicas tried).
 nlohmann::json simulation_json(const SimulationResult& result, const BenchSummary& summary,
-                               const BenchInfo& info, const SimulateConfig& config);
+                               const BenchInfo& info, const SimulateConfig& config,
+                               std::span<const ReplicasTried> tried = {});
 
 // Prints the profile's source, the summary and the simulation's figures
 // (with --find-min-replicas, each count tried and the run at the fewest

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+
+#include "ladder/tools/bench_stats.h"
 
 namespace ladder::tools {
 
@@ -26,6 +29,25 @@ void RunRecorder::add(int64_t index, RequestResult&& result) {
     const auto i = static_cast<size_t>(index);
     if (run_.results.size() <= i) run_.results.resize(i + 1);
     run_.results[i] = std::move(result);
+}
+
+void SloCounter::add(int64_t, RequestResult&& result) {
+    ++n_done_;
+    if (!result.success) return;
+    const std::optional<double> tpot =
+        time_per_output_token(result.e2e_s, result.ttft_s, result.output_tokens());
+    const bool ttft = meets_slo({slo_.ttft_ms, std::nullopt}, result.ttft_s, tpot);
+    const bool tpot_met = meets_slo({std::nullopt, slo_.tpot_ms}, result.ttft_s, tpot);
+    n_ttft_ += ttft ? 1 : 0;
+    n_tpot_ += tpot_met ? 1 : 0;
+    n_both_ += ttft && tpot_met ? 1 : 0;
+}
+
+SloShares SloCounter::shares() const {
+    if (n_done_ == 0) return {};
+    const auto n = static_cast<double>(n_done_);
+    return {static_cast<double>(n_ttft_) / n, static_cast<double>(n_tpot_) / n,
+            static_cast<double>(n_both_) / n};
 }
 
 LatencyHistogram::LatencyHistogram() : buckets_(bucket_of(kLastEdgeS) + 1, 0) {}

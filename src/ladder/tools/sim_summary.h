@@ -22,6 +22,31 @@ public:
     virtual void add(int64_t index, RequestResult&& result) = 0;
 };
 
+// The shares of a run's requests (finished or refused) that met the TTFT
+// SLO, the TPOT SLO and both: a refused request meets none, and an SLO not
+// given is met by every finished one.
+struct SloShares {
+    double ttft = 0.0;
+    double tpot = 0.0;
+    double both = 0.0;
+};
+
+// Counts the requests meeting each SLO and keeps nothing else: what
+// --find-min-replicas runs each fleet it tries with.
+class SloCounter final : public RequestSink {
+public:
+    explicit SloCounter(const LatencySlo& slo) : slo_(slo) {}
+    void add(int64_t index, RequestResult&& result) override;
+    SloShares shares() const;
+
+private:
+    LatencySlo slo_;
+    int64_t n_done_ = 0;
+    int64_t n_ttft_ = 0;
+    int64_t n_tpot_ = 0;
+    int64_t n_both_ = 0;
+};
+
 // Keeps every result, in the workload's order.
 class RunRecorder final : public RequestSink {
 public:
