@@ -78,9 +78,13 @@ def test_multiplied_lists_are_refused_and_do_not_slow_a_running_stream(server):
         streamer.join(120)
     baseline = statistics.median(g for during, g in gaps[:n_before] if not during)
     during = statistics.median(g for was_attack, g in gaps[n_before:] if was_attack)
-    # The refusals cost only their parse: the stream's step time stays what
-    # it was (the same stream measured before and during, so noise cancels).
-    assert during < 2.0 * baseline + 0.005, (
+    # The refusals cost only their parse: the stream's step time stays near
+    # what it was (the same stream measured before and during). Near, not
+    # equal: on 2 cores the client encoding 8 MiB of bodies and the server
+    # parsing them take CPU from the stream (3x its gap was seen under a
+    # loaded CI). Admitted, the 256 choices would join the stream's steps and
+    # make each step take a second or more, far past this bound.
+    assert during < 4.0 * baseline + 0.05, (
         f"median gap between tokens {baseline * 1e3:.1f} ms before, {during * 1e3:.1f} ms during")
 
 
