@@ -30,8 +30,8 @@ WORKLOADS = {
     "prefix": ["--dataset", "prefix", "--prefix-len", "1000", "--input-len", "100",
                "--output-len", "32", "--range-ratio", "0.25"],
 }
-# Requests/s: light, near the server's capacity on this workload, past it.
-LOADS = {"random": ["0.5", "1.5", "4"], "prefix": ["0.5", "1.5", "4"]}
+# Requests/s: light, near the server's capacity on these workloads, past it.
+LOADS = ["0.5", "1.5", "4"]
 KEYS = [("request_throughput", "req/s"), ("median_ttft_ms", "median TTFT (ms)"),
         ("median_tpot_ms", "median TPOT (ms)")]
 FLOOR = 0.15
@@ -61,7 +61,7 @@ def main():
                         *ENGINE_FLAGS, "-o", profile], check=True)
     rows, worst = [], 0.0
     for dataset, workload in WORKLOADS.items():
-        for rate in LOADS[dataset]:
+        for rate in LOADS:
             common = [*workload, "--num-prompts", str(args.num_prompts), "--seed",
                       str(args.seed), "--request-rate", rate]
             # A fresh server each time: no cache or queue carried over.
