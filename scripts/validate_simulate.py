@@ -7,7 +7,9 @@ saturation, overloaded) runs `ladder bench` against one fresh `ladder serve`
 and `ladder simulate` on the same workload, and prints simulated / measured
 for request throughput, median TTFT and median TPOT, against the 15% floor.
 
-Both run on 2 threads, as the test servers do.
+The engine runs on --threads (default 1) in both: on a 2-core machine the server's HTTP thread,
+its tokenizer and the `ladder bench` client need the other core, or they steal the engine's
+threads mid-step and the server is measured slower than its engine.
 
 Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json] [--json OUT]
 """
@@ -51,21 +53,23 @@ def main():
     parser.add_argument("--profile", help="a profile to reuse instead of calibrating")
     parser.add_argument("--num-prompts", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="the engine's threads")
+    parser.add_argument("--loads", nargs="+", default=LOADS, help="offered requests/s")
     parser.add_argument("--json", help="write every measured and simulated figure here")
     args = parser.parse_args()
     ladder = ladder_bin()
     work = tempfile.mkdtemp(prefix="ladder-validate-")
     profile = args.profile or os.path.join(work, "profile.json")
     if not args.profile:
-        subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", "2",
+        subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(args.threads),
                         *ENGINE_FLAGS, "-o", profile], check=True)
     rows, worst = [], 0.0
     for dataset, workload in WORKLOADS.items():
-        for rate in LOADS:
+        for rate in args.loads:
             common = [*workload, "--num-prompts", str(args.num_prompts), "--seed",
                       str(args.seed), "--request-rate", rate]
             # A fresh server each time: no cache or queue carried over.
-            server = start_server()
+            server = start_server(threads=args.threads)
             try:
                 measured = run_json([ladder, "bench", "--base-url", server.base_url,
                                      "--api-key", server.api_key, *common],

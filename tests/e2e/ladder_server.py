@@ -45,11 +45,11 @@ def ladder_bin():
     return path
 
 
-def start_server(*flags, api_key=API_KEY, timeout=60, model=DEFAULT_MODEL):
+def start_server(*flags, api_key=API_KEY, timeout=60, model=DEFAULT_MODEL, threads=2):
     """Starts `ladder serve --port 0` with flags and waits for its ready line."""
     assert os.path.exists(model), f"{model} missing: run `make model` (or `make model-gemma3`)"
     command = [ladder_bin(), "serve", "-m", model, "--host", "127.0.0.1",
-               "--port", "0", "-t", "2", *flags]
+               "--port", "0", "-t", str(threads), *flags]
     if "--kv-cache-mem" not in flags:
         command += ["--kv-cache-mem", "256MiB"]
     if api_key:
