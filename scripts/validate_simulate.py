@@ -11,7 +11,8 @@ The engine runs on --threads (default 1) in both: on a 2-core machine the server
 its tokenizer and the `ladder bench` client need the other core, or they steal the engine's
 threads mid-step and the server is measured slower than its engine.
 
-Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json] [--json OUT]
+Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json] [--threads N]
+           [--loads R ...] [--json OUT]
 """
 
 import argparse
@@ -32,7 +33,7 @@ WORKLOADS = {
     "prefix": ["--dataset", "prefix", "--prefix-len", "1000", "--input-len", "100",
                "--output-len", "32", "--range-ratio", "0.25"],
 }
-# Requests/s: light, near the server's capacity on these workloads, past it.
+# Requests/s: light, near or past the server's capacity, overloaded (docs/fleet.md).
 LOADS = ["0.5", "1.5", "4"]
 KEYS = [("request_throughput", "req/s"), ("median_ttft_ms", "median TTFT (ms)"),
         ("median_tpot_ms", "median TPOT (ms)")]
