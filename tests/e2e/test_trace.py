@@ -64,6 +64,16 @@ def test_generate_trace_has_every_step_and_one_span_per_request(tmp_path):
     decode_ids = [e["id"] for e in by_phase["b"] if e["name"] == "decode"]
     assert prefill_ids == set(begun) and sorted(decode_ids) == sorted(begun)
 
+    # The step's shape, what `ladder simulate` prices: each generated token
+    # is one logit row, and each computed position attends to itself and
+    # every position before it.
+    prompt_lengths = [e["args"]["prompt_tokens"] for e in by_phase["b"] if e["name"] == "request"]
+    computed = [n + 6 - 1 for n in prompt_lengths]  # the last token is never fed back
+    step_args = [e["args"] for e in by_phase["X"] if e["name"] == "step"]
+    assert sum(a["logit_rows"] for a in step_args) == 8 * 6
+    assert sum(a["tokens"] for a in step_args) == sum(computed)
+    assert sum(a["context"] for a in step_args) == sum(n * (n + 1) // 2 for n in computed)
+
     counters = [e for e in by_phase["C"] if e["name"] == "engine"]
     assert len(counters) == n_steps
     assert set(counters[0]["args"]) == {"running", "waiting", "kv_blocks_used", "step_tokens",

@@ -338,7 +338,9 @@ void EngineCore::trace_step(const StepMarks& marks) {
     trace::complete("step", "step", marks.start, marks.end,
                     {{"step", stats_.n_steps},
                      {"tokens", stats_.last_step_tokens},
-                     {"sequences", stats_.last_step_sequences}});
+                     {"sequences", stats_.last_step_sequences},
+                     {"logit_rows", static_cast<int64_t>(batch_.logit_rows.size())},
+                     {"context", static_cast<int64_t>(batch_shape().n_context)}});
     trace::complete("step", "schedule", marks.start, marks.forward_start);
     trace::complete("step", "forward", marks.forward_start, marks.forward_end);
     trace::complete("step", "sample", marks.forward_end, marks.sampling_end);
