@@ -96,6 +96,9 @@ def test_simulate_bad_input_is_one_line_naming_it(ladder_bin, tmp_path):
     profile = tmp_path / "profile.json"
     profile.write_text('{"source": "hand", "fixed_ms": 1}')
     assert "per_token_us" in run_failing(ladder_bin, "simulate", "--profile", str(profile))
+    profile.write_text('{"source": "hand", "fixed_ms": 1, "per_token_us": 1, "per_context_ns": 1, '
+                       '"per_logit_row_us": -2, "block_size": 16, "kv_blocks": 1000}')
+    assert "per_logit_row_us" in run_failing(ladder_bin, "simulate", "--profile", str(profile))
 
 
 def test_simulate_json_has_bench_keys(ladder_bin, tmp_path):

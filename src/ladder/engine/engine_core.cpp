@@ -306,6 +306,7 @@ void EngineCore::run_step() {
     ++stats_.n_steps;
     stats_.last_step_tokens = schedule.n_tokens;
     stats_.last_step_sequences = static_cast<int32_t>(schedule.chunks.size());
+    stats_.last_step_logit_rows = static_cast<int32_t>(batch_.logit_rows.size());
     stats_.last_forward_seconds = forward_end - forward_start;
     stats_.last_sampling_seconds = sampling_end - forward_end;
     if (speculator_) speculator_->observe_step(batch_shape(), sampling_end - forward_start);
@@ -339,7 +340,7 @@ void EngineCore::trace_step(const StepMarks& marks) {
                     {{"step", stats_.n_steps},
                      {"tokens", stats_.last_step_tokens},
                      {"sequences", stats_.last_step_sequences},
-                     {"logit_rows", static_cast<int64_t>(batch_.logit_rows.size())},
+                     {"logit_rows", stats_.last_step_logit_rows},
                      {"context", static_cast<int64_t>(batch_shape().n_context)}});
     trace::complete("step", "schedule", marks.start, marks.forward_start);
     trace::complete("step", "forward", marks.forward_start, marks.forward_end);

@@ -55,6 +55,7 @@ struct EngineStats {
     // Last step: tokens, sequences, and where its time went.
     int32_t last_step_tokens = 0;
     int32_t last_step_sequences = 0;
+    int32_t last_step_logit_rows = 0;  // rows whose next-token logits were computed
     double last_step_seconds = 0.0;
     double last_forward_seconds = 0.0;
     double last_sampling_seconds = 0.0;

@@ -9,8 +9,9 @@
 namespace ladder::tools {
 
 std::vector<CalibrationShape> default_calibration_grid() {
-    return {{1, 16, 32},  {4, 16, 32}, {16, 16, 32}, {1, 512, 32},
-            {4, 512, 16}, {1, 64, 4},  {1, 256, 4},  {1, 1024, 4}};
+    return {{1, 16, 32},  {4, 16, 32},  {16, 16, 32}, {1, 512, 32},
+            {4, 512, 16}, {1, 64, 4},   {1, 256, 4},  {1, 1024, 4},
+            {16, 1024, 16, true},       {8, 2048, 8, true}};
 }
 
 std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const ReplicaOptions& replica,
@@ -27,8 +28,12 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
     std::vector<SimRequest> requests;
     for (int32_t i = 0; i < shape.n_requests; ++i) {
         SimRequest request{i, 0.0, {}, shape.output_len};
-        for (int32_t t = 0; t < shape.prompt_len; ++t)
-            request.prompt.push_back(static_cast<int32_t>(random() % 1000) + 10);
+        if (shape.shared_prompt && i > 0) {
+            request.prompt = requests.front().prompt;
+        } else {
+            for (int32_t t = 0; t < shape.prompt_len; ++t)
+                request.prompt.push_back(static_cast<int32_t>(random() % 1000) + 10);
+        }
         requests.push_back(std::move(request));
     }
     const SimulationResult simulated = simulate(requests, options, true);
@@ -50,10 +55,12 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
         const engine::EngineStats& stats = core.stats();
         MeasuredStep step;
         step.engine_tokens = stats.last_step_tokens;
+        step.engine_logit_rows = stats.last_step_logit_rows;
         step.seconds = stats.last_step_seconds;
         if (steps.size() < simulated.steps.size()) {
             step.simulated_tokens = simulated.steps[steps.size()].n_tokens;
             step.n_context = simulated.steps[steps.size()].n_context;
+            step.n_logit_rows = simulated.steps[steps.size()].n_logit_rows;
         }
         steps.push_back(step);
     }
@@ -79,17 +86,21 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
     for (const CalibrationShape& shape : grid) {
         for (const MeasuredStep& step : measure_workload(core, replica, shape, seed++)) {
             ++calibration.n_steps;
-            if (step.simulated_tokens != step.engine_tokens) {
+            if (step.simulated_tokens != step.engine_tokens ||
+                step.n_logit_rows != step.engine_logit_rows) {
                 ++calibration.n_mismatched_steps;
                 continue;
             }
-            fit.observe({static_cast<double>(step.engine_tokens), step.n_context}, step.seconds);
+            fit.observe({static_cast<double>(step.engine_tokens), step.n_context,
+                         static_cast<double>(step.n_logit_rows)},
+                        step.seconds);
         }
     }
     if (!fit.ready()) util::fail("calibration: the measured steps did not give a fit");
     profile.fixed_s = fit.fixed_seconds();
     profile.per_token_s = fit.row_seconds();
     profile.per_context_s = fit.context_seconds();
+    profile.per_logit_row_s = fit.logit_row_seconds();
     return calibration;
 }
 

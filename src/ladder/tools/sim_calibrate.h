@@ -2,8 +2,9 @@
 // workloads (B requests of P prompt tokens and N outputs, all at once) runs
 // through the real engine, step by step; the same workload runs through the
 // simulator, whose steps must match the engine's in tokens (it is the
-// engine's scheduler) and give each step's attended positions. A least-squares
-// fit of seconds on (tokens, positions) gives the profile.
+// engine's scheduler) and give each step's attended positions and logit rows.
+// A least-squares fit of seconds on (tokens, positions, logit rows) gives the
+// profile.
 #pragma once
 
 #include <cstdint>
@@ -20,23 +21,30 @@ struct CalibrationShape {
     int32_t n_requests;
     int32_t prompt_len;
     int32_t output_len;
+    // One prompt for every request: the prefix cache computes it once, so
+    // many decodes run at a long context for the price of one prefill.
+    bool shared_prompt = false;
 };
 
-// Decodes at a few batch sizes and contexts, and prompt chunks of a few sizes.
+// Decodes at a few batch sizes and contexts (many of them at a long
+// context, where attention is a large part of the step), and prompt chunks
+// of a few sizes.
 std::vector<CalibrationShape> default_calibration_grid();
 
 struct Calibration {
     StepProfile profile;
     int64_t n_steps = 0;
-    // Steps whose token count differed between engine and simulator.
+    // Steps whose tokens or logit rows differed between engine and simulator.
     int64_t n_mismatched_steps = 0;
 };
 
 // One step as the engine ran it, beside the simulator's step at that place.
 struct MeasuredStep {
     int32_t engine_tokens = 0;
+    int32_t engine_logit_rows = 0;
     int32_t simulated_tokens = -1;  // -1: the simulator had no step here
     double n_context = 0.0;         // the simulator's attended positions
+    int32_t n_logit_rows = 0;       // the simulator's
     double seconds = 0.0;           // the engine's
 };
 

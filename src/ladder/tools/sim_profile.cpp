@@ -90,6 +90,7 @@ nlohmann::json profile_json(const StepProfile& profile) {
             {"fixed_ms", profile.fixed_s * 1e3},
             {"per_token_us", profile.per_token_s * 1e6},
             {"per_context_ns", profile.per_context_s * 1e9},
+            {"per_logit_row_us", profile.per_logit_row_s * 1e6},
             {"block_size", profile.block_size},
             {"kv_blocks", profile.n_kv_blocks},
             {"gpus_per_replica", profile.gpus_per_replica},
@@ -106,6 +107,8 @@ StepProfile profile_from_json(const nlohmann::json& json, const std::string& nam
     profile.fixed_s = number_at(json, "fixed_ms", name) * 1e-3;
     profile.per_token_s = number_at(json, "per_token_us", name) * 1e-6;
     profile.per_context_s = number_at(json, "per_context_ns", name) * 1e-9;
+    if (json.contains("per_logit_row_us"))
+        profile.per_logit_row_s = number_at(json, "per_logit_row_us", name) * 1e-6;
     profile.block_size = static_cast<int32_t>(number_at(json, "block_size", name));
     profile.n_kv_blocks = static_cast<int64_t>(number_at(json, "kv_blocks", name));
     if (json.contains("gpus_per_replica"))
@@ -116,7 +119,7 @@ StepProfile profile_from_json(const nlohmann::json& json, const std::string& nam
     if (profile.n_kv_blocks < 1) util::fail("{}: \"kv_blocks\" must be at least 1", name);
     if (profile.gpus_per_replica < 1)
         util::fail("{}: \"gpus_per_replica\" must be at least 1", name);
-    if (!(profile.step_seconds(1, 1.0) > 0.0)) util::fail("{}: a step must take some time", name);
+    if (!(profile.step_seconds(1, 1.0, 1) > 0.0)) util::fail("{}: a step must take some time", name);
     return profile;
 }
 
@@ -194,11 +197,15 @@ StepProfile roofline_profile(const std::string& device_name, const std::string& 
 }
 
 std::string format_profile(const StepProfile& profile) {
+    const std::string logit_row =
+        profile.per_logit_row_s > 0.0
+            ? fmt::format(", {:.3f} us/logit row", profile.per_logit_row_s * 1e6)
+            : std::string();
     return fmt::format(
-        "profile: {} (fixed {:.3f} ms, {:.3f} us/token, {:.3f} ns/context position, {} KV blocks "
-        "of {})",
+        "profile: {} (fixed {:.3f} ms, {:.3f} us/token, {:.3f} ns/context position{}, {} KV "
+        "blocks of {})",
         profile.source, profile.fixed_s * 1e3, profile.per_token_s * 1e6,
-        profile.per_context_s * 1e9, profile.n_kv_blocks, profile.block_size);
+        profile.per_context_s * 1e9, logit_row, profile.n_kv_blocks, profile.block_size);
 }
 
 }  // namespace ladder::tools

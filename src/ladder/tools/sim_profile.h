@@ -1,9 +1,11 @@
 // What `ladder simulate` knows of one replica's hardware and model: how long
 // a forward step takes and how many KV blocks it holds. A step costs
 //   fixed + per_token x (tokens in the step) + per_context x (positions the
-//   step's tokens attend to, summed),
-// the same three parts as engine::StepCostModel: reading the weights once,
-// the matrix products of one more row, and attention over the KV cache.
+//   step's tokens attend to, summed) + per_logit_row x (rows whose logits
+//   are computed: decodes and the last chunk of each prompt),
+// the same parts as engine::StepCostModel: reading the weights once, the
+// matrix products of one more row, attention over the KV cache, and the LM
+// head's product and sampling of a row that yields a token.
 // A profile comes from a JSON file (measured) or from the roofline of a
 // device and a model preset; either way it carries its source, which every
 // report prints.
@@ -20,6 +22,8 @@ struct StepProfile {
     double fixed_s = 0.0;
     double per_token_s = 0.0;
     double per_context_s = 0.0;
+    // 0 in a roofline profile and one written before it was kept: per_token has it.
+    double per_logit_row_s = 0.0;
     int32_t block_size = 16;  // tokens per KV block
     int64_t n_kv_blocks = 0;  // blocks of one replica's KV cache
     int32_t gpus_per_replica = 1;
@@ -27,13 +31,15 @@ struct StepProfile {
     // remote tier moves. 0: unknown (a profile written before it was kept).
     double kv_bytes_per_token = 0.0;
 
-    double step_seconds(int64_t n_tokens, double n_context) const {
-        return fixed_s + per_token_s * static_cast<double>(n_tokens) + per_context_s * n_context;
+    double step_seconds(int64_t n_tokens, double n_context, int64_t n_logit_rows) const {
+        return fixed_s + per_token_s * static_cast<double>(n_tokens) + per_context_s * n_context +
+               per_logit_row_s * static_cast<double>(n_logit_rows);
     }
 };
 
-// {"source", "fixed_ms", "per_token_us", "per_context_ns", "block_size",
-//  "kv_blocks", "gpus_per_replica", "kv_bytes_per_token"}; the last two optional.
+// {"source", "fixed_ms", "per_token_us", "per_context_ns", "per_logit_row_us",
+//  "block_size", "kv_blocks", "gpus_per_replica", "kv_bytes_per_token"};
+// "per_logit_row_us" and the last two optional.
 nlohmann::json profile_json(const StepProfile& profile);
 // Throws util::InputError naming the key that is missing, not a number or
 // out of range.
@@ -55,7 +61,8 @@ StepProfile roofline_profile(const std::string& device, const std::string& model
 std::string roofline_device_names();
 
 // One line: "profile: SOURCE (fixed 4.1 ms, 12.0 us/token, 3.2 ns/context
-// position, 81920 KV blocks of 16)".
+// position, 81920 KV blocks of 16)", with "1.1 us/logit row" after the
+// context where the profile has that part.
 std::string format_profile(const StepProfile& profile);
 
 }  // namespace ladder::tools

@@ -66,6 +66,7 @@ struct SimStep {
     int32_t n_tokens = 0;
     int32_t n_sequences = 0;
     double n_context = 0.0;
+    int32_t n_logit_rows = 0;  // chunks that reach their sequence's last token
     int32_t n_preempted = 0;
     double load_s = 0.0;  // of the time: reading blocks from the disk and remote tiers
 };

@@ -30,6 +30,33 @@ TEST(StepCostModel, recovers_the_parts_of_a_step) {
     EXPECT_NEAR(model.marginal_row_seconds(500.0), 2e-4 + 5e-6, 1e-10);
 }
 
+TEST(StepCostModel, recovers_a_logit_rows_cost_where_they_vary_apart_from_the_rows) {
+    // Prompt chunks (one logit row each) and decodes (one per row), as a
+    // calibration's grid runs them.
+    StepCostModel model(1.0);
+    for (int i = 0; i < 60; ++i) {
+        const double rows = 1.0 + (i * 7) % 40;
+        const double logit_rows = i % 2 == 0 ? rows : 1.0 + i % 3;
+        const StepShape shape{rows, 100.0 * ((i * 13) % 50 + 1), logit_rows};
+        model.observe(shape, 3e-3 + 2e-4 * rows + 1e-8 * shape.n_context + 5e-5 * logit_rows);
+    }
+    ASSERT_TRUE(model.ready());
+    EXPECT_NEAR(model.fixed_seconds(), 3e-3, 1e-9);
+    EXPECT_NEAR(model.row_seconds(), 2e-4, 1e-10);
+    EXPECT_NEAR(model.context_seconds(), 1e-8, 1e-13);
+    EXPECT_NEAR(model.logit_row_seconds(), 5e-5, 1e-10);
+    EXPECT_NEAR(model.predict({10.0, 1000.0, 2.0}), 3e-3 + 2e-3 + 1e-5 + 1e-4, 1e-9);
+}
+
+TEST(StepCostModel, leaves_logit_rows_unfitted_where_they_always_equal_the_rows) {
+    StepCostModel model(1.0);
+    for (int i = 0; i < 60; ++i) {
+        const StepShape shape{1.0 + (i * 7) % 40, 100.0 * ((i * 13) % 50 + 1), 1.0 + (i * 7) % 40};
+        model.observe(shape, 3e-3 + 2e-4 * shape.n_rows + 1e-8 * shape.n_context);
+    }
+    EXPECT_FALSE(model.ready()) << "rows and logit rows cannot be told apart";
+}
+
 TEST(StepCostModel, is_not_ready_while_steps_do_not_vary) {
     StepCostModel model;
     for (int i = 0; i < 50; ++i) model.observe({4.0, 400.0}, 5e-3);

@@ -27,7 +27,8 @@ protected:
     void SetUp() override {
         if (!bundle_) GTEST_SKIP() << "the SmolLM2 model is not fetched (make models)";
     }
-    // Engine and simulator steps of one workload: their token counts.
+    // Engine and simulator steps of one workload: their token counts, and
+    // the same logit rows in each.
     static void expect_same_steps(engine::EngineConfig config, const CalibrationShape& shape,
                                   std::vector<int32_t> expected) {
         engine::EngineCore core(*bundle_->model, *bundle_->tokenizer, *pool_, config);
@@ -39,6 +40,7 @@ protected:
         for (const MeasuredStep& step : steps) {
             engine_tokens.push_back(step.engine_tokens);
             simulated_tokens.push_back(step.simulated_tokens);
+            EXPECT_EQ(step.n_logit_rows, step.engine_logit_rows) << "step " << engine_tokens.size();
         }
         EXPECT_EQ(engine_tokens, expected);
         EXPECT_EQ(simulated_tokens, expected);

@@ -49,6 +49,17 @@ TEST(Simulator, OneRequestPrefillsThenDecodes) {
     EXPECT_EQ(result.peak_used_blocks, 3);  // positions 0..9 at the last step
 }
 
+TEST(Simulator, ALogitRowCostsItsPartOnlyInTheStepsThatYieldATokenPerSequence) {
+    SimulationOptions options = tiny_fleet(100, 6);
+    options.profile.per_logit_row_s = 0.002;
+    const std::vector<SimRequest> requests = {{0, 0.0, iota_tokens(8, 1), 2}};
+    const SimulationResult result = simulate(requests, options, true);
+    ASSERT_EQ(step_tokens(result), (std::vector<int32_t>{6, 2, 1}));
+    // The first chunk yields no token: 10 + 6 ms; the last chunk one: 10 + 2 + 2 ms.
+    EXPECT_NEAR(result.run.results[0].ttft_s, 0.016 + 0.014, 1e-12);
+    EXPECT_NEAR(result.run.results[0].e2e_s, 0.016 + 0.014 + 0.013, 1e-12);
+}
+
 TEST(Simulator, TwoRequestsShareTheTokenBudget) {
     const SimulationOptions options = tiny_fleet(100, 6);
     const std::vector<SimRequest> requests = {{0, 0.0, iota_tokens(8, 1), 2},
@@ -57,6 +68,10 @@ TEST(Simulator, TwoRequestsShareTheTokenBudget) {
     // A's first chunk takes the budget; A finishes its prompt and B starts
     // beside it; A's decode goes before B's last chunk; B decodes alone.
     EXPECT_EQ(step_tokens(result), (std::vector<int32_t>{6, 6, 5, 1}));
+    // A token comes from each chunk that reaches its sequence's end.
+    std::vector<int32_t> logit_rows;
+    for (const SimStep& step : result.steps) logit_rows.push_back(step.n_logit_rows);
+    EXPECT_EQ(logit_rows, (std::vector<int32_t>{0, 1, 2, 1}));
     const RequestResult& a = result.run.results[0];
     const RequestResult& b = result.run.results[1];
     EXPECT_NEAR(a.ttft_s, 0.032, 1e-12);
