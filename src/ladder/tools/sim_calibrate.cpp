@@ -9,9 +9,8 @@
 namespace ladder::tools {
 
 std::vector<CalibrationShape> default_calibration_grid() {
-    return {{1, 16, 32},  {4, 16, 32},  {16, 16, 32}, {1, 512, 32},
-            {4, 512, 16}, {1, 64, 4},   {1, 256, 4},  {1, 1024, 4},
-            {16, 1024, 16, true},       {8, 2048, 8, true}};
+    return {{1, 16, 32}, {4, 16, 32}, {16, 16, 32}, {1, 512, 32},         {4, 512, 16},
+            {1, 64, 4},  {1, 256, 4}, {1, 1024, 4}, {16, 1024, 16, true}, {8, 2048, 8, true}};
 }
 
 std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const ReplicaOptions& replica,

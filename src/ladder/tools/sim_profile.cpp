@@ -119,7 +119,8 @@ StepProfile profile_from_json(const nlohmann::json& json, const std::string& nam
     if (profile.n_kv_blocks < 1) util::fail("{}: \"kv_blocks\" must be at least 1", name);
     if (profile.gpus_per_replica < 1)
         util::fail("{}: \"gpus_per_replica\" must be at least 1", name);
-    if (!(profile.step_seconds(1, 1.0, 1) > 0.0)) util::fail("{}: a step must take some time", name);
+    if (!(profile.step_seconds(1, 1.0, 1) > 0.0))
+        util::fail("{}: a step must take some time", name);
     return profile;
 }
 

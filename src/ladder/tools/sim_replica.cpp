@@ -283,7 +283,8 @@ const SimStep& SimReplica::begin_step(double now) {
     }
     // The engine reads the tiers' blocks while it schedules, before the forward pass.
     step_.load_s = pending_load_s_;
-    step_.end_s = now + pending_load_s_ + profile_.step_seconds(step_.n_tokens, step_.n_context, step_.n_logit_rows);
+    step_.end_s = now + pending_load_s_ +
+                  profile_.step_seconds(step_.n_tokens, step_.n_context, step_.n_logit_rows);
     peak_used_blocks_ = std::max(peak_used_blocks_, pool_.n_used());
     in_step_ = true;
     ++n_steps_;
