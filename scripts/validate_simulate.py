@@ -3,16 +3,20 @@
 
 Calibrates a step-cost profile on this machine with the server's own engine
 flags, then for each dataset (random, prefix) and load (light, near
-saturation, overloaded) runs `ladder bench` against one fresh `ladder serve`
-and `ladder simulate` on the same workload, and prints simulated / measured
-for request throughput, median TTFT and median TPOT, against the 15% floor.
+saturation, overloaded) runs `ladder bench` against a fresh `ladder serve`
+(or, with 2 or more replicas, a fresh fleet behind HAProxy: scripts/fleet.sh,
+round robin for the random dataset, prefix affinity for the prefix one) and
+`ladder simulate` of the same fleet on the same workload, and prints
+simulated / measured for request throughput, median TTFT and median TPOT,
+against the 15% floor. The loads are per replica: a fleet of N is offered N
+times each.
 
 The engine runs on --threads (default 1) in both: on a 2-core machine the server's HTTP thread,
 its tokenizer and the `ladder bench` client need the other core, or they steal the engine's
 threads mid-step and the server is measured slower than its engine.
 
 Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json] [--threads N]
-           [--loads R ...] [--json OUT]
+           [--replicas N ...] [--loads R ...] [--json OUT]
 """
 
 import argparse
@@ -24,6 +28,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from fleet import Fleet  # noqa: E402
 from ladder_server import DEFAULT_MODEL, ladder_bin, start_server  # noqa: E402
 
 ENGINE_FLAGS = ["--kv-cache-mem", "256MiB"]  # what start_server gives every server
@@ -33,8 +38,14 @@ WORKLOADS = {
     "prefix": ["--dataset", "prefix", "--prefix-len", "1000", "--input-len", "100",
                "--output-len", "32", "--range-ratio", "0.25"],
 }
-# Requests/s: light, near or past the server's capacity, overloaded (docs/fleet.md).
+# Requests/s a replica: light, near or past the server's capacity, overloaded (docs/fleet.md).
 LOADS = ["0.5", "1.5", "4"]
+# A fleet's routing for each dataset, as HAProxy (scripts/fleet.sh) and as the simulator
+# (deploy/haproxy.cfg's hash-balance-factor 150 is a balance factor of 1.5).
+ROUTING = {
+    "random": ("roundrobin", ["--router", "round-robin"]),
+    "prefix": ("prefix", ["--router", "prefix-affinity", "--balance-factor", "1.5"]),
+}
 KEYS = [("request_throughput", "req/s"), ("median_ttft_ms", "median TTFT (ms)"),
         ("median_tpot_ms", "median TPOT (ms)")]
 FLOOR = 0.15
@@ -49,13 +60,45 @@ def run_json(command, json_path):
         return json.load(f)
 
 
+def measure_and_simulate(ladder, profile, work, threads, replicas, dataset, common):
+    """bench against a fresh server or fleet (no cache or queue carried over), then simulate."""
+    name = f"{replicas}x-{dataset}-{common[-1]}"
+    if replicas == 1:
+        server = start_server(threads=threads)
+        try:
+            measured = run_json([ladder, "bench", "--base-url", server.base_url,
+                                 "--api-key", server.api_key, *common],
+                                os.path.join(work, f"bench-{name}.json"))
+        finally:
+            server.stop()
+        router = []
+    else:
+        haproxy_routing, router = ROUTING[dataset]
+        os.environ["FLEET_THREADS"] = str(threads)  # each replica's -t
+        with tempfile.TemporaryDirectory(dir=work) as directory:
+            fleet = Fleet(directory, replicas=replicas, routing=haproxy_routing, kv_remote=False,
+                          serve_args=" ".join(ENGINE_FLAGS))
+            try:
+                measured = run_json([ladder, "bench", "--base-url", fleet.base_url, *common],
+                                    os.path.join(work, f"bench-{name}.json"))
+            finally:
+                fleet.stop()
+                fleet.kill()
+        router = ["--replicas", str(replicas), *router]
+    simulated = run_json([ladder, "simulate", "--profile", profile, *router, *common],
+                         os.path.join(work, f"sim-{name}.json"))
+    return measured, simulated
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", help="a profile to reuse instead of calibrating")
     parser.add_argument("--num-prompts", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="the engine's threads")
-    parser.add_argument("--loads", nargs="+", default=LOADS, help="offered requests/s")
+    parser.add_argument("--loads", nargs="+", default=LOADS, help="offered requests/s a replica")
+    parser.add_argument("--replicas", nargs="+", type=int, default=[1, 2],
+                        help="fleet sizes (2 or more run behind HAProxy)")
     parser.add_argument("--json", help="write every measured and simulated figure here")
     args = parser.parse_args()
     ladder = ladder_bin()
@@ -65,33 +108,27 @@ def main():
         subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(args.threads),
                         *ENGINE_FLAGS, "-o", profile], check=True)
     rows, worst = [], 0.0
-    for dataset, workload in WORKLOADS.items():
-        for rate in args.loads:
-            common = [*workload, "--num-prompts", str(args.num_prompts), "--seed",
-                      str(args.seed), "--request-rate", rate]
-            # A fresh server each time: no cache or queue carried over.
-            server = start_server(threads=args.threads)
-            try:
-                measured = run_json([ladder, "bench", "--base-url", server.base_url,
-                                     "--api-key", server.api_key, *common],
-                                    os.path.join(work, f"bench-{dataset}-{rate}.json"))
-            finally:
-                server.stop()
-            simulated = run_json([ladder, "simulate", "--profile", profile, *common],
-                                 os.path.join(work, f"sim-{dataset}-{rate}.json"))
-            ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}
-            worst = max(worst, *(abs(r - 1) for r in ratios.values()))
-            rows.append({"dataset": dataset, "request_rate": rate,
-                         "measured": {k: measured[k] for k, _ in KEYS},
-                         "simulated": {k: simulated[k] for k, _ in KEYS}, "ratio": ratios})
-            print(f"{dataset} @ {rate} req/s: " + ", ".join(
-                f"{label} {measured[k]:.2f} vs {simulated[k]:.2f} ({ratios[k]:.2f}x)"
-                for k, label in KEYS), flush=True)
-    print("\n| dataset | req/s | " + " | ".join(
+    for replicas in args.replicas:
+        for dataset, workload in WORKLOADS.items():
+            for load in args.loads:
+                rate = f"{float(load) * replicas:g}"
+                common = [*workload, "--num-prompts", str(args.num_prompts * replicas), "--seed",
+                          str(args.seed), "--request-rate", rate]
+                measured, simulated = measure_and_simulate(ladder, profile, work, args.threads,
+                                                           replicas, dataset, common)
+                ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}
+                worst = max(worst, *(abs(r - 1) for r in ratios.values()))
+                rows.append({"replicas": replicas, "dataset": dataset, "request_rate": rate,
+                             "measured": {k: measured[k] for k, _ in KEYS},
+                             "simulated": {k: simulated[k] for k, _ in KEYS}, "ratio": ratios})
+                print(f"{replicas} x {dataset} @ {rate} req/s: " + ", ".join(
+                    f"{label} {measured[k]:.2f} vs {simulated[k]:.2f} ({ratios[k]:.2f}x)"
+                    for k, label in KEYS), flush=True)
+    print("\n| replicas | dataset | req/s | " + " | ".join(
         f"{label}: measured / simulated (ratio)" for _, label in KEYS) + " |")
-    print("|---|---|" + "---|" * len(KEYS))
+    print("|---|---|---|" + "---|" * len(KEYS))
     for row in rows:
-        print(f"| {row['dataset']} | {row['request_rate']} | " + " | ".join(
+        print(f"| {row['replicas']} | {row['dataset']} | {row['request_rate']} | " + " | ".join(
             f"{row['measured'][k]:.2f} / {row['simulated'][k]:.2f} ({row['ratio'][k]:.2f})"
             for k, _ in KEYS) + " |")
     verdict = "within" if worst <= FLOOR else "outside"

@@ -2,6 +2,7 @@
 // workload flags, a step-cost profile (a JSON file, or the roofline of a
 // device preset running a model preset), replicas and a router, and
 // reports what bench would measure. tools/sim_session does the work.
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
@@ -110,6 +111,7 @@ void run_simulate_command(const CLI::App& command, SimulateFlags& flags) {
 struct CalibrateFlags {
     EngineOptions engine;
     std::string output_path;
+    int32_t n_passes = 3;
 };
 
 void run_calibrate_command(const CalibrateFlags& flags) {
@@ -129,12 +131,25 @@ void run_calibrate_command(const CalibrateFlags& flags) {
     const std::string source = fmt::format("measured: ladder simulate calibrate of {}, {} threads",
                                            model_path, flags.engine.n_threads);
     const tools::Calibration calibration =
-        tools::calibrate(core, replica, tools::default_calibration_grid(), source);
+        tools::calibrate(core, replica, tools::default_calibration_grid(), source, flags.n_passes);
     tools::write_json_file(flags.output_path, tools::profile_json(calibration.profile));
     std::printf("%s\n%lld steps measured, %lld differed from the simulator's schedule\n",
                 tools::format_profile(calibration.profile).c_str(),
                 static_cast<long long>(calibration.n_steps),
                 static_cast<long long>(calibration.n_mismatched_steps));
+    const std::vector<double>& passes = calibration.pass_seconds;
+    std::string totals;
+    for (double seconds : passes)
+        totals += fmt::format("{}{:.2f} s", totals.empty() ? "" : ", ", seconds);
+    std::printf("passes: %s (each step's median fitted)\n", totals.c_str());
+    const auto [fastest, slowest] = std::minmax_element(passes.begin(), passes.end());
+    // A pass this much slower than another means the machine was busy for a while.
+    if (passes.size() > 1 && *fastest > 0.0 && *slowest > 1.1 * *fastest) {
+        std::fprintf(stderr,
+                     "warning: the slowest pass took %.0f%% longer than the fastest; the machine's "
+                     "speed varied, so calibrate again when it is quiet\n",
+                     100.0 * (*slowest / *fastest - 1.0));
+    }
 }
 
 struct ConvertFlags {
@@ -277,6 +292,11 @@ void add_simulate_command(CLI::App& app) {
     CLI::App* calibrate = command->add_subcommand(
         "calibrate", "Measure this engine's step costs into a profile for --profile");
     add_engine_options(*calibrate, calibrate_flags->engine);
+    calibrate
+        ->add_option("--passes", calibrate_flags->n_passes,
+                     "times to run the grid; each step's median time is fitted")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
     calibrate->add_option("-o,--output", calibrate_flags->output_path, "the profile JSON to write")
         ->required();
     calibrate->callback([calibrate_flags] { run_calibrate_command(*calibrate_flags); });

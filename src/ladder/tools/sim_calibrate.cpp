@@ -1,5 +1,6 @@
 #include "ladder/tools/sim_calibrate.h"
 
+#include <algorithm>
 #include <random>
 
 #include "ladder/engine/step_cost_model.h"
@@ -67,7 +68,8 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
 }
 
 Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
-                      const std::vector<CalibrationShape>& grid, const std::string& source) {
+                      const std::vector<CalibrationShape>& grid, const std::string& source,
+                      int32_t n_passes) {
     const engine::KvCachePlan& plan = core.kv_plan();
     Calibration calibration;
     StepProfile& profile = calibration.profile;
@@ -80,19 +82,53 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
         profile.kv_bytes_per_token =
             static_cast<double>(plan.bytes) / static_cast<double>(plan.n_tokens());
     }
-    engine::StepCostModel fit(1.0);
+    // by_shape[s][i]: step i of shape s as first measured, and its seconds
+    // in every pass where the engine took that same step.
+    struct StepTimes {
+        MeasuredStep step;
+        std::vector<double> seconds;
+    };
+    std::vector<std::vector<StepTimes>> by_shape(grid.size());
+    n_passes = std::max(n_passes, 1);
+    calibration.pass_seconds.assign(static_cast<size_t>(n_passes), 0.0);
+    // Fresh prompts every pass, so that none is found in the prefix cache.
     uint64_t seed = 20261201;
-    for (const CalibrationShape& shape : grid) {
-        for (const MeasuredStep& step : measure_workload(core, replica, shape, seed++)) {
-            ++calibration.n_steps;
-            if (step.simulated_tokens != step.engine_tokens ||
-                step.n_logit_rows != step.engine_logit_rows) {
-                ++calibration.n_mismatched_steps;
-                continue;
+    for (int32_t pass = 0; pass < n_passes; ++pass) {
+        for (size_t s = 0; s < grid.size(); ++s) {
+            const std::vector<MeasuredStep> steps =
+                measure_workload(core, replica, grid[s], seed++);
+            for (size_t i = 0; i < steps.size(); ++i) {
+                const MeasuredStep& step = steps[i];
+                ++calibration.n_steps;
+                if (step.simulated_tokens != step.engine_tokens ||
+                    step.n_logit_rows != step.engine_logit_rows) {
+                    ++calibration.n_mismatched_steps;
+                    continue;
+                }
+                if (i >= by_shape[s].size()) by_shape[s].resize(i + 1);
+                StepTimes& times = by_shape[s][i];
+                if (times.seconds.empty()) {
+                    times.step = step;
+                } else if (times.step.engine_tokens != step.engine_tokens ||
+                           times.step.n_context != step.n_context ||
+                           times.step.n_logit_rows != step.n_logit_rows) {
+                    continue;
+                }
+                times.seconds.push_back(step.seconds);
+                calibration.pass_seconds[static_cast<size_t>(pass)] += step.seconds;
             }
-            fit.observe({static_cast<double>(step.engine_tokens), step.n_context,
-                         static_cast<double>(step.n_logit_rows)},
-                        step.seconds);
+        }
+    }
+    engine::StepCostModel fit(1.0);
+    for (std::vector<StepTimes>& steps : by_shape) {
+        for (StepTimes& times : steps) {
+            if (times.seconds.empty()) continue;
+            const size_t middle = (times.seconds.size() - 1) / 2;
+            std::nth_element(times.seconds.begin(), times.seconds.begin() + middle,
+                             times.seconds.end());
+            fit.observe({static_cast<double>(times.step.engine_tokens), times.step.n_context,
+                         static_cast<double>(times.step.n_logit_rows)},
+                        times.seconds[middle]);
         }
     }
     if (!fit.ready()) util::fail("calibration: the measured steps did not give a fit");

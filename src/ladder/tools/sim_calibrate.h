@@ -4,7 +4,10 @@
 // simulator, whose steps must match the engine's in tokens (it is the
 // engine's scheduler) and give each step's attended positions and logit rows.
 // A least-squares fit of seconds on (tokens, positions, logit rows) gives the
-// profile.
+// profile. The grid runs several times, on fresh prompts of the same shapes
+// (so the same steps), and each step's median time is fitted: a host that
+// slows for a while (another job on a shared machine) moves one pass, not
+// the profile.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,8 @@ struct Calibration {
     int64_t n_steps = 0;
     // Steps whose tokens or logit rows differed between engine and simulator.
     int64_t n_mismatched_steps = 0;
+    // Each pass's seconds over the steps fitted: how steady the machine was.
+    std::vector<double> pass_seconds;
 };
 
 // One step as the engine ran it, beside the simulator's step at that place.
@@ -54,8 +59,11 @@ struct MeasuredStep {
 std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const ReplicaOptions& replica,
                                            const CalibrationShape& shape, uint64_t seed);
 
-// The engine must be idle, with `replica` its scheduler settings.
+// The engine must be idle, with `replica` its scheduler settings. Runs the
+// grid `n_passes` times (at least 1) and fits each step's median seconds
+// (the lower median for an even count).
 Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
-                      const std::vector<CalibrationShape>& grid, const std::string& source);
+                      const std::vector<CalibrationShape>& grid, const std::string& source,
+                      int32_t n_passes = 3);
 
 }  // namespace ladder::tools

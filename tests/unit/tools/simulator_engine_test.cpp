@@ -66,5 +66,26 @@ TEST_F(SimulatorAgainstEngine, Preemption) {
     expect_same_steps(config, {2, 4, 5}, {8, 1, 1, 1, 1, 5, 1, 1, 1});
 }
 
+// Every pass runs the same steps on fresh prompts (none found in the prefix
+// cache, or the schedule would change), and each is timed.
+TEST_F(SimulatorAgainstEngine, CalibrationPassesRepeatTheSameSteps) {
+    engine::EngineConfig config{.block_size = 4};
+    const std::vector<CalibrationShape> grid = {{1, 8, 6}, {4, 8, 6}, {1, 32, 4}, {2, 64, 4}};
+    const auto run = [&](int32_t n_passes) {
+        engine::EngineCore core(*bundle_->model, *bundle_->tokenizer, *pool_, config);
+        ReplicaOptions replica{config.max_num_seqs, config.max_num_batched_tokens,
+                               config.prefix_caching};
+        return calibrate(core, replica, grid, "test", n_passes);
+    };
+    const Calibration once = run(1);
+    const Calibration thrice = run(3);
+    EXPECT_EQ(once.n_mismatched_steps, 0);
+    EXPECT_EQ(thrice.n_mismatched_steps, 0);
+    EXPECT_EQ(thrice.n_steps, 3 * once.n_steps);
+    ASSERT_EQ(thrice.pass_seconds.size(), 3u);
+    for (double seconds : thrice.pass_seconds) EXPECT_GT(seconds, 0.0);
+    EXPECT_GT(thrice.profile.per_token_s, 0.0);
+}
+
 }  // namespace
 }  // namespace ladder::tools
