@@ -17,23 +17,23 @@ TEXT = os.path.join(ROOT, "tests", "data", "inputs", "perplexity_gpl3.txt")
 
 # Against llama.cpp's q8_0 cache, with the measured values. Issue 16 asks for
 # top-1 agreement >= 98%: not met. The mean KL bound (<= 0.01) is. llama.cpp's
-# flash-attention path sums in its own order (its f16 cache even accumulates
-# the weighted values in f16): ladder's f16 cache against llama.cpp's f16
-# cache with flash attention on agrees on 95.2% of Gemma 3's top-1 tokens
-# (5.3e-3 mean KL), the same level as here, so this compares two roundings
-# that this model family amplifies (docs/performance.md, "Quantized KV
-# cache"). Position 0 (one key, so attention's output is the dequantized V
-# row) differs too although layer 0's V row is bit for bit llama.cpp's; the
-# cause is not found. The bounds sit just under what is measured, so a
-# regression fails.
+# flash-attention path sums in its own order, and these models amplify a
+# rounding: llama.cpp's f16 cache with flash attention on against the same
+# with it off agrees on 96.3% (SmolLM2) and 95.3% (Gemma 3) of top-1 tokens,
+# the level measured here (docs/performance.md, "Quantized KV cache").
+# Position 0 (one key, so attention's output is the dequantized V row)
+# differs too although layer 0's V row is bit for bit llama.cpp's; the cause
+# is not found. The bounds sit just under what is measured, so a regression
+# fails.
 MIN_TOP1_AGREEMENT = 0.95  # measured 0.958 (SmolLM2), 0.960 (Gemma 3); issue: 0.98
 MAX_MEAN_KL = 0.008        # measured 5.0e-3 (SmolLM2), 6.7e-3 (Gemma 3); issue: 0.01
-# Perplexity with q8_0 K and V against f16, two 512-token windows, per model.
-# Issue 16's floor is +0.5%: met by SmolLM2 (-0.34%; over 10 windows
-# -0.03%), not by Gemma 3 (+0.94%, of which +0.79% comes from the q8_0 keys
-# alone; llama.cpp's own q8_0 cache costs it +0.12%).
-MAX_PERPLEXITY_RISE = {os.path.basename(DEFAULT_MODEL): 0.005,
-                       os.path.basename(GEMMA3_MODEL): 0.011}
+# Perplexity with q8_0 K and V against f16 over 8 windows of 512 tokens
+# (2,040 scored): issue 16's floor, +0.5%. Measured SmolLM2 -0.07%, Gemma 3
+# +0.04%. Fewer windows are noise for this: on two, a rounding moves Gemma
+# 3's perplexity by about 1% either way (ladder's q8_0 cache +0.94%,
+# llama.cpp's -0.80%).
+PERPLEXITY_WINDOWS = 8
+MAX_PERPLEXITY_RISE = 0.005
 # Top-1 agreement with the f16 cache on one prompt, per type (the lowest of
 # the exact and fast paths measured):
 MIN_TOP1_VS_F16 = {"bf16": 0.9, "q4_0": 0.7, "q8_0": 0.9, "f16": 0.9}
@@ -119,7 +119,7 @@ def test_f16_and_auto_are_the_default_cache_bit_for_bit(ladder_bin, default_mode
 
 def perplexity(ladder_bin, model, *flags):
     return run_ladder_json(ladder_bin, "perplexity", "-m", model, "-f", TEXT, "--ctx", "512",
-                           "--chunks", "2", "--json", "-t", "2", *flags)
+                           "--chunks", str(PERPLEXITY_WINDOWS), "--json", "-t", "2", *flags)
 
 
 def test_q8_0_cache_perplexity_close_to_f16(ladder_bin, model):
@@ -129,8 +129,7 @@ def test_q8_0_cache_perplexity_close_to_f16(ladder_bin, model):
     rise = q8["perplexity"] / f16["perplexity"] - 1.0
     print(f"MEASURE {os.path.basename(model)}: perplexity f16 KV {f16['perplexity']:.4f}, "
           f"q8_0 KV {q8['perplexity']:.4f} ({rise:+.4%})")
-    bound = MAX_PERPLEXITY_RISE.get(os.path.basename(model), max(MAX_PERPLEXITY_RISE.values()))
-    assert rise <= bound, f"q8_0 KV raises perplexity by {rise:.3%}"
+    assert rise <= MAX_PERPLEXITY_RISE, f"q8_0 KV raises perplexity by {rise:.3%}"
 
 
 def test_every_cache_type_and_mix_runs_on_both_attention_paths(ladder_bin, default_model):
