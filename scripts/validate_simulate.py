@@ -2,9 +2,12 @@
 """`ladder simulate` against the real server (docs/fleet.md, "Validation").
 
 Calibrates a step-cost profile on this machine with the server's own engine
-flags, then for each dataset (random, prefix) and load (light, near
-saturation, overloaded) runs `ladder bench` against a fresh `ladder serve`
-(or, with 2 or more replicas, a fresh fleet behind HAProxy: scripts/fleet.sh,
+flags (by default the engine alone on calibrate's grid; with --calibration
+served, from the trace of a served run of other workloads than the ones
+checked, through `ladder simulate calibrate --from-trace`), then for each
+dataset (random, prefix) and load (light, near saturation, overloaded) runs
+`ladder bench` against a fresh `ladder serve` (or, with 2 or more replicas, a
+fresh fleet behind HAProxy: scripts/fleet.sh,
 round robin for the random dataset, prefix affinity for the prefix one) and
 `ladder simulate` of the same fleet on the same workload, and prints
 simulated / measured for request throughput, median TTFT and median TPOT,
@@ -15,8 +18,9 @@ The engine runs on --threads (default 1) in both: on a 2-core machine the server
 its tokenizer and the `ladder bench` client need the other core, or they steal the engine's
 threads mid-step and the server is measured slower than its engine.
 
-Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json] [--threads N]
-           [--replicas N ...] [--loads R ...] [--json OUT]
+Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json]
+           [--calibration grid|served] [--threads N] [--replicas N ...] [--loads R ...]
+           [--json OUT]
 """
 
 import argparse
@@ -49,6 +53,18 @@ ROUTING = {
 KEYS = [("request_throughput", "req/s"), ("median_ttft_ms", "median TTFT (ms)"),
         ("median_tpot_ms", "median TPOT (ms)")]
 FLOOR = 0.15
+# What the served calibration runs through one traced server: other shapes than
+# WORKLOADS' (longer prompts and outputs, a 2,000-token shared block), at an
+# overloading, a light and a moderate rate, so that its steps range from one
+# decode to full batches and long contexts.
+CALIBRATION_WORKLOADS = [
+    ["--dataset", "random", "--input-len", "256", "--output-len", "64", "--range-ratio", "0.5",
+     "--num-prompts", "30", "--request-rate", "3"],
+    ["--dataset", "random", "--input-len", "64", "--output-len", "16", "--range-ratio", "0.5",
+     "--num-prompts", "20", "--request-rate", "0.5"],
+    ["--dataset", "prefix", "--prefix-len", "2000", "--input-len", "50", "--output-len", "48",
+     "--range-ratio", "0.5", "--num-prompts", "20", "--request-rate", "0.5"],
+]
 
 
 def run_json(command, json_path):
@@ -58,6 +74,20 @@ def run_json(command, json_path):
         raise SystemExit(f"{' '.join(command[:2])} failed: {done.stderr.strip()}")
     with open(json_path) as f:
         return json.load(f)
+
+
+def calibrate_served(ladder, profile, work, threads):
+    """Serves CALIBRATION_WORKLOADS with --trace, then fits the trace's steps."""
+    trace = os.path.join(work, "calibration-trace.json")
+    server = start_server("--trace", trace, threads=threads)
+    try:
+        for i, workload in enumerate(CALIBRATION_WORKLOADS):
+            run_json([ladder, "bench", "--base-url", server.base_url, "--api-key", server.api_key,
+                      *workload, "--seed", "11"], os.path.join(work, f"calibration-{i}.json"))
+    finally:
+        server.stop()
+    subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(threads),
+                    *ENGINE_FLAGS, "--from-trace", trace, "-o", profile], check=True)
 
 
 def measure_and_simulate(ladder, profile, work, threads, replicas, dataset, common):
@@ -93,6 +123,8 @@ def measure_and_simulate(ladder, profile, work, threads, replicas, dataset, comm
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", help="a profile to reuse instead of calibrating")
+    parser.add_argument("--calibration", choices=["grid", "served"], default="grid",
+                        help="fit the engine alone on a grid (default) or a served run's trace")
     parser.add_argument("--num-prompts", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="the engine's threads")
@@ -104,7 +136,11 @@ def main():
     ladder = ladder_bin()
     work = tempfile.mkdtemp(prefix="ladder-validate-")
     profile = args.profile or os.path.join(work, "profile.json")
-    if not args.profile:
+    if args.profile:
+        pass
+    elif args.calibration == "served":
+        calibrate_served(ladder, profile, work, args.threads)
+    else:
         subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(args.threads),
                         *ENGINE_FLAGS, "-o", profile], check=True)
     rows, worst = [], 0.0

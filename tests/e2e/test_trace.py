@@ -224,3 +224,46 @@ def test_run_traces_gemma3_layers_too(tmp_path):
     assert len(steps) == n_tokens  # one step computes the prompt, each later one a token
     layers = {e["args"]["layer"] for e in by_phase["X"] if e["name"] == "layer"}
     assert layers == set(range(18))  # Gemma 3 270M
+
+
+def test_simulate_calibrates_from_a_trace_of_served_steps(tmp_path):
+    """`ladder simulate calibrate --from-trace`: every traced step is fitted,
+    and the profile prices steps as the engine took them."""
+    requests = tmp_path / "requests.jsonl"
+    # Prompts and outputs of many lengths, so that steps of many shapes run.
+    requests.write_text("".join(
+        json.dumps({"prompt": "Rivers and lakes. " * (2 + 9 * i),
+                    "max_tokens": 3 + 5 * i, "ignore_eos": True}) + "\n"
+        for i in range(8)))
+    trace = tmp_path / "generate.json"
+    result = subprocess.run(
+        [ladder_bin(), "generate", "-m", DEFAULT_MODEL, "-t", "2", "-i", str(requests),
+         "-o", str(tmp_path / "out.jsonl"), "--no-progress", "--max-num-batched-tokens", "64",
+         "--max-num-seqs", "8", "--trace", str(trace)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    n_steps = int(result.stderr.split(" steps, per step")[0].rsplit("generate: ", 1)[1])
+    profile = tmp_path / "profile.json"
+    result = subprocess.run(
+        [ladder_bin(), "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", "2",
+         "--kv-cache-mem", "64MiB", "--from-trace", str(trace), "-o", str(profile)],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert f"{n_steps} steps fitted" in result.stdout, result.stdout
+    fitted = json.loads(profile.read_text())
+    assert "served steps of trace" in fitted["source"]
+    assert fitted["per_token_us"] > 0 and fitted["kv_bytes_per_token"] == 23040
+    # The fit prices the traced steps: their sum within 10% of their time.
+    steps = [e for e in trace_format.load(trace) if e.get("name") == "step" and e["ph"] == "X"]
+    priced = sum(fitted["fixed_ms"] * 1e3 + fitted["per_token_us"] * e["args"]["tokens"]
+                 + fitted["per_context_ns"] * 1e-3 * e["args"]["context"]
+                 + fitted["per_logit_row_us"] * e["args"]["logit_rows"] for e in steps)
+    took = sum(e["dur"] for e in steps)
+    assert abs(priced / took - 1) < 0.1, (priced, took)
+
+    not_a_trace = tmp_path / "requests.jsonl"
+    result = subprocess.run(
+        [ladder_bin(), "simulate", "calibrate", "-m", DEFAULT_MODEL, "--from-trace",
+         str(not_a_trace), "-o", str(tmp_path / "p2.json")],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and "not valid JSON" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -20,6 +20,7 @@
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/sim_session.h"
 #include "ladder/tools/sim_trace_convert.h"
+#include "ladder/tools/trace_summary.h"
 #include "ladder/util/error.h"
 #include "ladder/util/thread_pool.h"
 
@@ -112,6 +113,7 @@ struct CalibrateFlags {
     EngineOptions engine;
     std::string output_path;
     int32_t n_passes = 3;
+    std::string trace_path;  // fit a served run's steps instead of running the grid
 };
 
 void run_calibrate_command(const CalibrateFlags& flags) {
@@ -128,6 +130,17 @@ void run_calibrate_command(const CalibrateFlags& flags) {
     replica.max_num_seqs = config.max_num_seqs;
     replica.max_num_batched_tokens = config.max_num_batched_tokens;
     replica.prefix_caching = config.prefix_caching;
+    if (!flags.trace_path.empty()) {
+        const std::string source =
+            fmt::format("measured: the served steps of trace {} ({} engine threads, {})",
+                        flags.trace_path, flags.engine.n_threads, model_path);
+        const tools::Calibration calibration = tools::calibrate_from_trace(
+            tools::read_trace_summary(flags.trace_path), core.kv_plan(), source);
+        tools::write_json_file(flags.output_path, tools::profile_json(calibration.profile));
+        std::printf("%s\n%lld steps fitted\n", tools::format_profile(calibration.profile).c_str(),
+                    static_cast<long long>(calibration.n_steps));
+        return;
+    }
     const std::string source = fmt::format("measured: ladder simulate calibrate of {}, {} threads",
                                            model_path, flags.engine.n_threads);
     const tools::Calibration calibration =
@@ -292,11 +305,17 @@ void add_simulate_command(CLI::App& app) {
     CLI::App* calibrate = command->add_subcommand(
         "calibrate", "Measure this engine's step costs into a profile for --profile");
     add_engine_options(*calibrate, calibrate_flags->engine);
+    CLI::Option* passes =
+        calibrate
+            ->add_option("--passes", calibrate_flags->n_passes,
+                         "times to run the grid; each step's median time is fitted")
+            ->check(CLI::Range(1, 100))
+            ->capture_default_str();
     calibrate
-        ->add_option("--passes", calibrate_flags->n_passes,
-                     "times to run the grid; each step's median time is fitted")
-        ->check(CLI::Range(1, 100))
-        ->capture_default_str();
+        ->add_option("--from-trace", calibrate_flags->trace_path,
+                     "fit the steps of a `ladder serve --trace` file (served with these engine "
+                     "flags) instead of running the grid")
+        ->excludes(passes);
     calibrate->add_option("-o,--output", calibrate_flags->output_path, "the profile JSON to write")
         ->required();
     calibrate->callback([calibrate_flags] { run_calibrate_command(*calibrate_flags); });

@@ -67,12 +67,11 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
     return steps;
 }
 
-Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
-                      const std::vector<CalibrationShape>& grid, const std::string& source,
-                      int32_t n_passes) {
-    const engine::KvCachePlan& plan = core.kv_plan();
-    Calibration calibration;
-    StepProfile& profile = calibration.profile;
+namespace {
+
+// The profile's KV side from the plan; its costs are fitted.
+StepProfile profile_of_plan(const engine::KvCachePlan& plan, const std::string& source) {
+    StepProfile profile;
     profile.source = source;
     profile.block_size = plan.block_size;
     profile.n_kv_blocks = plan.n_blocks;
@@ -82,6 +81,24 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
         profile.kv_bytes_per_token =
             static_cast<double>(plan.bytes) / static_cast<double>(plan.n_tokens());
     }
+    return profile;
+}
+
+void take_fit(const engine::StepCostModel& fit, StepProfile& profile) {
+    if (!fit.ready()) util::fail("calibration: the measured steps did not give a fit");
+    profile.fixed_s = fit.fixed_seconds();
+    profile.per_token_s = fit.row_seconds();
+    profile.per_context_s = fit.context_seconds();
+    profile.per_logit_row_s = fit.logit_row_seconds();
+}
+
+}  // namespace
+
+Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
+                      const std::vector<CalibrationShape>& grid, const std::string& source,
+                      int32_t n_passes) {
+    Calibration calibration;
+    calibration.profile = profile_of_plan(core.kv_plan(), source);
     // by_shape[s][i]: step i of shape s as first measured, and its seconds
     // in every pass where the engine took that same step.
     struct StepTimes {
@@ -131,11 +148,27 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
                         times.seconds[middle]);
         }
     }
-    if (!fit.ready()) util::fail("calibration: the measured steps did not give a fit");
-    profile.fixed_s = fit.fixed_seconds();
-    profile.per_token_s = fit.row_seconds();
-    profile.per_context_s = fit.context_seconds();
-    profile.per_logit_row_s = fit.logit_row_seconds();
+    take_fit(fit, calibration.profile);
+    return calibration;
+}
+
+Calibration calibrate_from_trace(const TraceSummary& trace, const engine::KvCachePlan& plan,
+                                 const std::string& source) {
+    Calibration calibration;
+    calibration.profile = profile_of_plan(plan, source);
+    engine::StepCostModel fit(1.0);
+    for (const TracedStep& step : trace.steps) {
+        if (!step.has_shape) continue;
+        ++calibration.n_steps;
+        fit.observe({static_cast<double>(step.n_tokens), step.n_context,
+                     static_cast<double>(step.n_logit_rows)},
+                    step.dur_us * 1e-6);
+    }
+    if (calibration.n_steps == 0) {
+        util::fail(
+            "the trace's steps carry no logit_rows and context (a trace of an older ladder)");
+    }
+    take_fit(fit, calibration.profile);
     return calibration;
 }
 

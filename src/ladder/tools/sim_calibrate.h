@@ -17,6 +17,7 @@
 #include "ladder/engine/engine_core.h"
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/sim_replica.h"
+#include "ladder/tools/trace_summary.h"
 
 namespace ladder::tools {
 
@@ -65,5 +66,13 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
 Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
                       const std::vector<CalibrationShape>& grid, const std::string& source,
                       int32_t n_passes = 3);
+
+// The same fit on the steps of a served run's trace (`ladder serve --trace`):
+// each step's duration against the shape its args give. So the profile has
+// the costs the engine had while it served, with the server's own threads
+// and its clients beside it on the machine. `plan` is the KV plan of the
+// server's engine flags. Throws util::InputError when no step carries a shape.
+Calibration calibrate_from_trace(const TraceSummary& trace, const engine::KvCachePlan& plan,
+                                 const std::string& source);
 
 }  // namespace ladder::tools

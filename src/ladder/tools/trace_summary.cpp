@@ -83,10 +83,17 @@ TraceSummary summarize_trace(const json& trace) {
         if (category == "step" && name == "step") {
             ++summary.n_steps;
             summary.step_us += dur;
+            TracedStep step;
+            step.dur_us = dur;
             if (event.contains("args")) {
-                summary.n_step_tokens +=
-                    static_cast<int64_t>(number_field(event["args"], "tokens"));
+                const json& args = event["args"];
+                step.n_tokens = static_cast<int64_t>(number_field(args, "tokens"));
+                step.n_logit_rows = static_cast<int64_t>(number_field(args, "logit_rows"));
+                step.n_context = number_field(args, "context");
+                step.has_shape = args.contains("logit_rows") && args.contains("context");
+                summary.n_step_tokens += step.n_tokens;
             }
+            summary.steps.push_back(step);
             first_start = first_start < 0.0 ? ts : std::min(first_start, ts);
             last_end = std::max(last_end, ts + dur);
             thread.busy_us += dur;

@@ -34,6 +34,16 @@ struct ThreadTime {
     int64_t n_slices = 0;
 };
 
+// One engine step as traced: its duration and the shape its args give
+// (tokens computed, rows with logits, positions attended summed over rows).
+struct TracedStep {
+    double dur_us = 0.0;
+    int64_t n_tokens = 0;
+    int64_t n_logit_rows = 0;
+    double n_context = 0.0;
+    bool has_shape = false;  // false for a trace without logit_rows and context
+};
+
 struct TraceSummary {
     int64_t n_steps = 0;
     int64_t n_step_tokens = 0;
@@ -44,6 +54,7 @@ struct TraceSummary {
     std::vector<std::string> layer_operations;
     std::vector<LayerTime> layers;  // by layer index
     std::vector<ThreadTime> threads;
+    std::vector<TracedStep> steps;  // in the trace's order
 };
 
 // Throws util::InputError when trace is not a trace-event file or has no step.

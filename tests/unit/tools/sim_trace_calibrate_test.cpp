@@ -1,0 +1,64 @@
+// `ladder simulate calibrate --from-trace`: a served run's steps, fitted.
+#include <gtest/gtest.h>
+
+#include "ladder/tools/sim_calibrate.h"
+#include "ladder/util/error.h"
+
+namespace ladder::tools {
+namespace {
+
+engine::KvCachePlan small_plan() {
+    engine::KvCachePlan plan;
+    plan.block_size = 16;
+    plan.n_blocks = 100;
+    plan.bytes = int64_t{100} * 16 * 1000;
+    return plan;
+}
+
+// Steps of many shapes whose durations follow known costs exactly.
+TraceSummary trace_of_known_costs() {
+    TraceSummary trace;
+    for (int64_t tokens : {1, 4, 16, 64, 256}) {
+        for (int64_t logit_rows : {int64_t{1}, tokens}) {
+            for (double context : {100.0, 5000.0, 40000.0}) {
+                const double seconds = 0.003 + 0.005 * tokens + 2e-6 * context + 0.001 * logit_rows;
+                trace.steps.push_back({seconds * 1e6, tokens, logit_rows, context, true});
+            }
+        }
+    }
+    return trace;
+}
+
+TEST(CalibrateFromTrace, RecoversTheCostsOfTheServedSteps) {
+    const Calibration calibration =
+        calibrate_from_trace(trace_of_known_costs(), small_plan(), "a trace");
+    const StepProfile& profile = calibration.profile;
+    EXPECT_EQ(calibration.n_steps, 30);
+    EXPECT_NEAR(profile.fixed_s, 0.003, 1e-9);
+    EXPECT_NEAR(profile.per_token_s, 0.005, 1e-9);
+    EXPECT_NEAR(profile.per_context_s, 2e-6, 1e-12);
+    EXPECT_NEAR(profile.per_logit_row_s, 0.001, 1e-9);
+    EXPECT_EQ(profile.source, "a trace");
+    EXPECT_EQ(profile.block_size, 16);
+    EXPECT_EQ(profile.n_kv_blocks, 100);
+    EXPECT_DOUBLE_EQ(profile.kv_bytes_per_token, 1000.0);
+}
+
+TEST(CalibrateFromTrace, StepsWithoutAShapeAreLeftOut) {
+    TraceSummary trace = trace_of_known_costs();
+    // An older trace's step: tokens but no logit rows or context, and a duration
+    // that would pull the fit if it were counted.
+    trace.steps.push_back({1e6, 16, 0, 0.0, false});
+    const Calibration calibration = calibrate_from_trace(trace, small_plan(), "a trace");
+    EXPECT_EQ(calibration.n_steps, 30);
+    EXPECT_NEAR(calibration.profile.per_token_s, 0.005, 1e-9);
+}
+
+TEST(CalibrateFromTrace, ATraceWithoutShapesIsAnError) {
+    TraceSummary trace;
+    trace.steps.push_back({1000.0, 16, 0, 0.0, false});
+    EXPECT_THROW(calibrate_from_trace(trace, small_plan(), "a trace"), util::InputError);
+}
+
+}  // namespace
+}  // namespace ladder::tools
