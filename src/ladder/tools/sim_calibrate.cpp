@@ -92,23 +92,26 @@ void take_fit(const engine::StepCostModel& fit, StepProfile& profile) {
     profile.per_logit_row_s = fit.logit_row_seconds();
 }
 
-}  // namespace
+// Step i of a grid shape as first measured, and its seconds in every pass
+// where the engine took that same step.
+struct StepTimes {
+    MeasuredStep step;
+    std::vector<double> seconds;
+};
 
-Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
-                      const std::vector<CalibrationShape>& grid, const std::string& source,
-                      int32_t n_passes) {
-    Calibration calibration;
-    calibration.profile = profile_of_plan(core.kv_plan(), source);
-    // by_shape[s][i]: step i of shape s as first measured, and its seconds
-    // in every pass where the engine took that same step.
-    struct StepTimes {
-        MeasuredStep step;
-        std::vector<double> seconds;
-    };
+bool same_shape(const MeasuredStep& a, const MeasuredStep& b) {
+    return a.engine_tokens == b.engine_tokens && a.n_context == b.n_context &&
+           a.n_logit_rows == b.n_logit_rows;
+}
+
+// Runs the grid n_passes times, on fresh prompts every pass (so that none
+// is found in the prefix cache and the schedule repeats); [shape][step].
+std::vector<std::vector<StepTimes>> time_passes(engine::EngineCore& core,
+                                                const ReplicaOptions& replica,
+                                                const std::vector<CalibrationShape>& grid,
+                                                int32_t n_passes, Calibration& calibration) {
     std::vector<std::vector<StepTimes>> by_shape(grid.size());
-    n_passes = std::max(n_passes, 1);
     calibration.pass_seconds.assign(static_cast<size_t>(n_passes), 0.0);
-    // Fresh prompts every pass, so that none is found in the prefix cache.
     uint64_t seed = 20261201;
     for (int32_t pass = 0; pass < n_passes; ++pass) {
         for (size_t s = 0; s < grid.size(); ++s) {
@@ -126,9 +129,7 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
                 StepTimes& times = by_shape[s][i];
                 if (times.seconds.empty()) {
                     times.step = step;
-                } else if (times.step.engine_tokens != step.engine_tokens ||
-                           times.step.n_context != step.n_context ||
-                           times.step.n_logit_rows != step.n_logit_rows) {
+                } else if (!same_shape(times.step, step)) {
                     continue;
                 }
                 times.seconds.push_back(step.seconds);
@@ -136,8 +137,19 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
             }
         }
     }
+    return by_shape;
+}
+
+}  // namespace
+
+Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
+                      const std::vector<CalibrationShape>& grid, const std::string& source,
+                      int32_t n_passes) {
+    Calibration calibration;
+    calibration.profile = profile_of_plan(core.kv_plan(), source);
     engine::StepCostModel fit(1.0);
-    for (std::vector<StepTimes>& steps : by_shape) {
+    for (std::vector<StepTimes>& steps :
+         time_passes(core, replica, grid, std::max(n_passes, 1), calibration)) {
         for (StepTimes& times : steps) {
             if (times.seconds.empty()) continue;
             const size_t middle = (times.seconds.size() - 1) / 2;
