@@ -35,8 +35,9 @@ std::string message_content(const json& message) {
         invalid_param("messages", "message 'content' must be a string or a list of parts");
     std::string text;
     for (const json& part : *content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string()) {
+        // Compared as JSON: `value("type", "")` throws when the type is not a string.
+        if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
+            !part.contains("text") || !part["text"].is_string()) {
             invalid_param(
                 "messages",
                 "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");

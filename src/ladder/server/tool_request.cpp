@@ -30,7 +30,8 @@ bool valid_function_name(const std::string& name) {
 ToolFunction parse_tool(const SchemaSource& source, size_t index) {
     const json& tool = source.body()["tools"][index];
     const std::string param = fmt::format("tools[{}]", index);
-    if (!tool.is_object() || tool.value("type", "") != "function") {
+    // Compared as JSON: `value("type", "")` throws when the type is not a string.
+    if (!tool.is_object() || !tool.contains("type") || tool["type"] != "function") {
         invalid_param(param, fmt::format("'{}' must be {{\"type\": \"function\", \"function\": "
                                          "{{...}}}}",
                                          param));
