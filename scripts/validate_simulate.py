@@ -104,10 +104,9 @@ def measure_and_simulate(ladder, profile, work, threads, replicas, dataset, comm
         router = []
     else:
         haproxy_routing, router = ROUTING[dataset]
-        os.environ["FLEET_THREADS"] = str(threads)  # each replica's -t
         with tempfile.TemporaryDirectory(dir=work) as directory:
             fleet = Fleet(directory, replicas=replicas, routing=haproxy_routing, kv_remote=False,
-                          serve_args=" ".join(ENGINE_FLAGS))
+                          serve_args=" ".join(ENGINE_FLAGS), threads=threads)
             try:
                 measured = run_json([ladder, "bench", "--base-url", fleet.base_url, *common],
                                     os.path.join(work, f"bench-{name}.json"))
@@ -136,11 +135,9 @@ def main():
     ladder = ladder_bin()
     work = tempfile.mkdtemp(prefix="ladder-validate-")
     profile = args.profile or os.path.join(work, "profile.json")
-    if args.profile:
-        pass
-    elif args.calibration == "served":
+    if not args.profile and args.calibration == "served":
         calibrate_served(ladder, profile, work, args.threads)
-    else:
+    elif not args.profile:
         subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(args.threads),
                         *ENGINE_FLAGS, "-o", profile], check=True)
     rows, worst = [], 0.0

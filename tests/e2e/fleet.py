@@ -55,14 +55,15 @@ class Fleet:
     so http_raw's helpers take a Fleet as they take a Server."""
 
     def __init__(self, directory, replicas=2, timeout=180, serve_args="--kv-cache-mem 256MiB",
-                 routing="prefix", kv_remote=True):
+                 routing="prefix", kv_remote=True, threads=1):
         self.directory = str(directory)
         self.host = "127.0.0.1"
         self.api_key = None
         ports = free_ports(replicas + 2)
         self.port, redis_port, replica_ports = ports[0], ports[1], ports[2:]
         self.base_url = f"http://{self.host}:{self.port}"
-        env = dict(os.environ, FLEET_REPLICAS=str(replicas), FLEET_PORT=str(self.port),
+        env = dict(os.environ, FLEET_REPLICAS=str(replicas), FLEET_THREADS=str(threads),
+                   FLEET_PORT=str(self.port),
                    FLEET_REDIS_PORT=str(redis_port),
                    FLEET_REPLICA_PORTS=" ".join(map(str, replica_ports)),
                    FLEET_DIR=self.directory, LADDER=ladder_bin(), LADDER_MODEL=DEFAULT_MODEL,

@@ -123,24 +123,26 @@ void run_calibrate_command(const CalibrateFlags& flags) {
     bundle.model->set_attention_path(flags.engine.attention);
     set_kv_cache_types(flags.engine.kv_cache_types, *bundle.model);
     configure_bundle(flags.engine, bundle);
-    util::ThreadPool pool(flags.engine.n_threads);
     const engine::EngineConfig config = engine_config(flags.engine, bundle);
-    engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, config);
-    tools::ReplicaOptions replica;
-    replica.max_num_seqs = config.max_num_seqs;
-    replica.max_num_batched_tokens = config.max_num_batched_tokens;
-    replica.prefix_caching = config.prefix_caching;
     if (!flags.trace_path.empty()) {
+        // Only the KV plan is needed: no engine runs, so no cache is allocated.
         const std::string source =
             fmt::format("measured: the served steps of trace {} ({} engine threads, {})",
                         flags.trace_path, flags.engine.n_threads, model_path);
-        const tools::Calibration calibration = tools::calibrate_from_trace(
-            tools::read_trace_summary(flags.trace_path), core.kv_plan(), source);
+        const tools::Calibration calibration =
+            tools::calibrate_from_trace(tools::read_trace_summary(flags.trace_path),
+                                        engine::plan_kv_cache(config, *bundle.model), source);
         tools::write_json_file(flags.output_path, tools::profile_json(calibration.profile));
         std::printf("%s\n%lld steps fitted\n", tools::format_profile(calibration.profile).c_str(),
                     static_cast<long long>(calibration.n_steps));
         return;
     }
+    util::ThreadPool pool(flags.engine.n_threads);
+    engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, config);
+    tools::ReplicaOptions replica;
+    replica.max_num_seqs = config.max_num_seqs;
+    replica.max_num_batched_tokens = config.max_num_batched_tokens;
+    replica.prefix_caching = config.prefix_caching;
     const std::string source = fmt::format("measured: ladder simulate calibrate of {}, {} threads",
                                            model_path, flags.engine.n_threads);
     const tools::Calibration calibration =
