@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "ladder/kernels/cpu/gemm_tiles.h"
 #include "ladder/kernels/cpu/gemv.h"
@@ -232,53 +233,83 @@ void gemm_q6_k_q8_k(const void* weights, size_t weight_row_bytes, int64_t n_weig
 }
 
 // F16 x F16, as vec_dot_f16_f16: per output 8 lanes of fmas over elements
-// 8k + lane, in order, then hsum. The single-row kernel is one fma chain,
-// bound by its latency; a tile runs kWF16 x kTF16 independent chains and
-// converts each weight chunk once for all its activation rows.
-constexpr int kWF16 = 4;
-constexpr int kTF16 = 2;
-
+// 8k + lane, in order, then hsum. A tile converts each weight chunk once for
+// all its activation rows and runs one fma chain per output. The activation
+// rows are converted to float once per call: a half is exact in float, so
+// every product is the vec_dot's.
 struct HalfChunk {
     uint16_t h[8];
 };
 
-template <int kRowsW, int kRows>
-struct F16Tile {
-    LADDER_AVX2 static void run(const HalfChunk* const* w, const HalfChunk* const* a,
-                                int64_t n_chunks, float (*res)[kTF16]) {
-        __m256 acc[kRowsW][kRows];
+struct FloatChunk {
+    float f[8];
+};
+
+template <int kTableRows>
+struct F16Tiles {
+    template <int kRowsW, int kRows>
+    struct Tile {
+        LADDER_AVX2 static void run(const HalfChunk* const* w, const FloatChunk* const* a,
+                                    int64_t n_chunks, float (*res)[kTableRows]) {
+            __m256 acc[kRowsW][kRows];
 #pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
+            for (int j = 0; j < kRowsW; ++j) {
 #pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
-        }
-        for (int64_t i = 0; i < n_chunks; ++i) {
-            __m256 y[kRows];
+                for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_setzero_ps();
+            }
+            for (int64_t i = 0; i < n_chunks; ++i) {
 #pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) {
-                y[t] =
-                    _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a[t][i].h)));
+                for (int j = 0; j < kRowsW; ++j) {
+                    const __m256 x = _mm256_cvtph_ps(
+                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[j][i].h)));
+#pragma GCC unroll 8
+                    for (int t = 0; t < kRows; ++t) {
+                        acc[j][t] = _mm256_fmadd_ps(x, _mm256_loadu_ps(a[t][i].f), acc[j][t]);
+                    }
+                }
             }
 #pragma GCC unroll 8
             for (int j = 0; j < kRowsW; ++j) {
-                const __m256 x =
-                    _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[j][i].h)));
 #pragma GCC unroll 8
-                for (int t = 0; t < kRows; ++t) acc[j][t] = _mm256_fmadd_ps(x, y[t], acc[j][t]);
+                for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]);
             }
         }
-#pragma GCC unroll 8
-        for (int j = 0; j < kRowsW; ++j) {
-#pragma GCC unroll 8
-            for (int t = 0; t < kRows; ++t) res[j][t] = hsum(acc[j][t]);
+    };
+};
+
+// Up to kFewF16Rows activation rows (a verification step's drafted tokens, a
+// small batch), a tile takes one weight row, so the matrix is read front to
+// back as the prefetcher likes it: two rows side by side, each a stream of a
+// few cache lines, made T = 2 cost 1.5x T = 1 (SmolLM2 F16, 2 threads).
+// More rows take several weight rows a tile, so each activation chunk
+// loaded serves all of them (prefill).
+constexpr int kFewF16Rows = 8;
+constexpr int kWManyF16 = 3;
+constexpr int kTManyF16 = 4;
+
+// The first n halves of each activation row as floats, rows n apart, in a
+// buffer of the calling thread's that grows to the largest call it has seen.
+LADDER_AVX2 const float* activations_as_floats(const void* activations, size_t activation_row_bytes,
+                                               int64_t n_activation_rows, int64_t n) {
+    thread_local std::vector<float> floats;
+    floats.resize(static_cast<size_t>(n_activation_rows * n));
+    for (int64_t t = 0; t < n_activation_rows; ++t) {
+        const auto* row = reinterpret_cast<const uint16_t*>(static_cast<const char*>(activations) +
+                                                            t * activation_row_bytes);
+        float* out = floats.data() + t * n;
+        for (int64_t i = 0; i < n; i += 8) {
+            _mm256_storeu_ps(
+                out + i,
+                _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i))));
         }
     }
-};
+    return floats.data();
+}
 
 // One activation row, and rows whose length is not a whole number of chunks
 // (vec_dot's scalar tail), go one vec_dot per output: for T = 1 its single
 // stream per row beat four interleaved ones (SmolLM2 F16, 1 thread: 18 ms
-// vs 28); from T = 2 the tiles win (T = 8: 53 ms vs 109).
+// vs 28); from T = 2 the tiles win.
 void gemm_f16_f16(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                   const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
                   int64_t n, float* out, int64_t out_stride) {
@@ -288,11 +319,24 @@ void gemm_f16_f16(const void* weights, size_t weight_row_bytes, int64_t n_weight
             n_activation_rows, n, out, out_stride);
         return;
     }
+    const float* floats =
+        activations_as_floats(activations, activation_row_bytes, n_activation_rows, n);
+    const size_t float_row_bytes = static_cast<size_t>(n) * sizeof(float);
+    if (n_activation_rows <= kFewF16Rows) {
+        static constexpr auto kTiles =
+            detail::make_tile_table<HalfChunk, FloatChunk, 1, kFewF16Rows,
+                                    F16Tiles<kFewF16Rows>::Tile>(
+                std::make_index_sequence<kFewF16Rows>{});
+        detail::run_tiles<HalfChunk, FloatChunk, 1, kFewF16Rows>(
+            kTiles, 8, weights, weight_row_bytes, n_weight_rows, floats, float_row_bytes,
+            n_activation_rows, n, out, out_stride);
+        return;
+    }
     static constexpr auto kTiles =
-        detail::make_tile_table<HalfChunk, HalfChunk, kWF16, kTF16, F16Tile>(
-            std::make_index_sequence<kTF16>{});
-    detail::run_tiles<HalfChunk, HalfChunk, kWF16, kTF16>(
-        kTiles, 8, weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+        detail::make_tile_table<HalfChunk, FloatChunk, kWManyF16, kTManyF16,
+                                F16Tiles<kTManyF16>::Tile>(std::make_index_sequence<kTManyF16>{});
+    detail::run_tiles<HalfChunk, FloatChunk, kWManyF16, kTManyF16>(
+        kTiles, 8, weights, weight_row_bytes, n_weight_rows, floats, float_row_bytes,
         n_activation_rows, n, out, out_stride);
 }
 

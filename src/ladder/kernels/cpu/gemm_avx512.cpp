@@ -58,37 +58,29 @@ void gemm_by_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight
 // vs 103).
 constexpr int64_t kMaxFewRows = 16;
 
-template <GemmFn kFewRows, GemmFn kOther>
-void few_rows_or(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-                 const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
-                 int64_t n, float* out, int64_t out_stride) {
-    const bool few = n_activation_rows >= 2 && n_activation_rows <= kMaxFewRows &&
-                     n_weight_rows >= detail::kGemvRows;
-    (few ? kFewRows : kOther)(weights, weight_row_bytes, n_weight_rows, activations,
-                              activation_row_bytes, n_activation_rows, n, out, out_stride);
-}
-
 }  // namespace
 
 namespace detail {
 
 void install_avx512_gemm(CpuKernels& k) {
     using tensor::DType;
-    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
-        few_rows_or<few_rows_q4_1_q8_1, gemm_by_rows<gemm_pairs_q4_1_q8_1,
-                                                     gemv_or<row_tiles_q4_1_q8_1, gemv_q4_1_q8_1>>>;
-    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
-        few_rows_or<few_rows_q8_0_q8_0, gemm_by_rows<gemm_pairs_q8_0_q8_0,
-                                                     gemv_or<row_tiles_q8_0_q8_0, gemv_q8_0_q8_0>>>;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] = few_rows_or<
+        few_rows_q4_1_q8_1,
+        gemm_by_rows<gemm_pairs_q4_1_q8_1, gemv_or<row_tiles_q4_1_q8_1, gemv_q4_1_q8_1>>,
+        kMaxFewRows>;
+    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] = few_rows_or<
+        few_rows_q8_0_q8_0,
+        gemm_by_rows<gemm_pairs_q8_0_q8_0, gemv_or<row_tiles_q8_0_q8_0, gemv_q8_0_q8_0>>,
+        kMaxFewRows>;
     k.gemm_by_weight[static_cast<int>(DType::Q5_0)] = few_rows_or<
         few_rows_q5_0_q8_0,
-        gemm_by_rows<gemm_pairs_q5_0_q8_0,
-                     gemv_or<row_tiles_q5_0_q8_0, gemv_q5_0_q8_0>>>;
+        gemm_by_rows<gemm_pairs_q5_0_q8_0, gemv_or<row_tiles_q5_0_q8_0, gemv_q5_0_q8_0>>,
+        kMaxFewRows>;
     // No pair kernels yet: more rows than the few-rows form takes run the row tiles.
     k.gemm_by_weight[static_cast<int>(DType::Q4_0)] =
-        few_rows_or<few_rows_q4_0_q8_0, gemv_or<row_tiles_q4_0_q8_0, gemv_q4_0_q8_0>>;
+        few_rows_or<few_rows_q4_0_q8_0, gemv_or<row_tiles_q4_0_q8_0, gemv_q4_0_q8_0>, kMaxFewRows>;
     k.gemm_by_weight[static_cast<int>(DType::Q5_1)] =
-        few_rows_or<few_rows_q5_1_q8_1, gemv_or<row_tiles_q5_1_q8_1, gemv_q5_1_q8_1>>;
+        few_rows_or<few_rows_q5_1_q8_1, gemv_or<row_tiles_q5_1_q8_1, gemv_q5_1_q8_1>, kMaxFewRows>;
     k.gemm_by_weight[static_cast<int>(DType::Q4_K)] =
         gemm_by_rows<gemm_pairs_q4_k_q8_k, avx2_gemm<DType::Q4_K>>;
     k.gemm_by_weight[static_cast<int>(DType::Q6_K)] =

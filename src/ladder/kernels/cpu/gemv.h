@@ -3,8 +3,11 @@
 // (gemv_avx512.cpp, gemv_avx2.cpp), and the GemmFn that routes T = 1 to them.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/tensor/quant_blocks.h"
@@ -54,6 +57,21 @@ void few_rows_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_
 // AVX2 (gemv_avx2.cpp): as the avx2 table's vec_dots.
 void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out);
+void few_rows_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                             const void* activations, size_t activation_row_bytes,
+                             int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void few_rows_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                             const void* activations, size_t activation_row_bytes,
+                             int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void few_rows_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                             const void* activations, size_t activation_row_bytes,
+                             int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void few_rows_q4_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                             const void* activations, size_t activation_row_bytes,
+                             int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
+void few_rows_q5_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                             const void* activations, size_t activation_row_bytes,
+                             int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride);
 void gemv_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out);
 void gemv_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
@@ -115,6 +133,66 @@ void vec_dot_per_output(const void* weights, size_t weight_row_bytes, int64_t n_
                                           a + static_cast<size_t>(t) * activation_row_bytes, n);
         }
     }
+}
+
+// Groups::run<kT>(rows, row_bytes, a, n_blocks, res) writes res[t][r] for kT
+// activation rows a[0..kT) and the kGemvRows weight rows from `rows` on.
+template <typename Activation>
+using GroupRunFn = void (*)(const char* rows, size_t row_bytes, const Activation* const* a,
+                            int64_t n_blocks, float (*res)[kGemvRows]);
+
+// runs[kT - 1] = Groups::run<kT>.
+template <typename Groups, size_t... kIndex>
+constexpr std::array<GroupRunFn<typename Groups::Activation>, sizeof...(kIndex)> group_runs(
+    std::index_sequence<kIndex...>) {
+    return {&Groups::template run<static_cast<int>(kIndex) + 1>...};
+}
+
+// The few-rows GemmFn over kGemvRows-row groups, in passes of at most
+// kMaxPass activation rows (what the registers hold). A last group short of
+// kGemvRows takes the last kGemvRows rows again, as for_each_row_group does.
+template <typename Groups, int kMaxPass>
+void few_rows_in_passes(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                        const void* activations, size_t activation_row_bytes,
+                        int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    using Activation = typename Groups::Activation;
+    static constexpr auto kRuns = group_runs<Groups>(std::make_index_sequence<kMaxPass>{});
+    LADDER_CHECK(n_weight_rows >= kGemvRows, "few_rows needs a whole group of weight rows");
+    const auto* base = static_cast<const char*>(weights);
+    const auto* a_base = static_cast<const char*>(activations);
+    const int64_t n_blocks = n / tensor::kQK;
+    for (int64_t r0 = 0; r0 < n_weight_rows; r0 += kGemvRows) {
+        const int64_t first = std::min<int64_t>(r0, n_weight_rows - kGemvRows);
+        const char* rows = base + static_cast<size_t>(first) * weight_row_bytes;
+        for (int64_t t0 = 0; t0 < n_activation_rows; t0 += kMaxPass) {
+            const int64_t n_t = std::min<int64_t>(kMaxPass, n_activation_rows - t0);
+            const Activation* a[kMaxPass] = {};
+            for (int64_t t = 0; t < n_t; ++t) {
+                a[t] = reinterpret_cast<const Activation*>(a_base + static_cast<size_t>(t0 + t) *
+                                                                        activation_row_bytes);
+            }
+            float res[kMaxPass][kGemvRows];
+            kRuns[static_cast<size_t>(n_t - 1)](rows, weight_row_bytes, a, n_blocks, res);
+            for (int64_t t = 0; t < n_t; ++t) {
+                for (int64_t r = 0; r < kGemvRows; ++r) {
+                    out[(t0 + t) * out_stride + first + r] = res[t][r];
+                }
+            }
+        }
+    }
+}
+
+// A GemmFn: 2 to kMaxRows activation rows (a decode step's drafted tokens, a
+// small batch) run kFewRows, which reads the weights once for all of them;
+// other counts, and matrices short of a whole row group, run kOther.
+template <GemmFn kFewRows, GemmFn kOther, int64_t kMaxRows>
+void few_rows_or(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                 const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+                 int64_t n, float* out, int64_t out_stride) {
+    const bool few =
+        n_activation_rows >= 2 && n_activation_rows <= kMaxRows && n_weight_rows >= kGemvRows;
+    (few ? kFewRows : kOther)(weights, weight_row_bytes, n_weight_rows, activations,
+                              activation_row_bytes, n_activation_rows, n, out, out_stride);
 }
 
 }  // namespace ladder::kernels::cpu::detail

@@ -288,51 +288,26 @@ LADDER_AVX512 void group_dots_one(const char* rows, size_t row_bytes,
     group_dots<Weights, 1>(rows, row_bytes, &a, n_blocks, reinterpret_cast<float(*)[kRows]>(out));
 }
 
-// Up to kMaxFewRows activation rows of every weight-row group, in passes of
-// at most four (what the registers hold); a last group short of kRows takes
-// the last kRows rows again, as for_each_row_group does.
+// Weights' group_dots for the few-rows driver (gemv.h), four activation
+// rows a pass: what the 32 registers hold.
+template <typename Weights>
+struct Groups {
+    using Activation = typename Weights::Activation;
+    template <int kT>
+    static void run(const char* rows, size_t row_bytes, const Activation* const* a,
+                    int64_t n_blocks, float (*res)[kRows]) {
+        group_dots<Weights, kT>(rows, row_bytes, a, n_blocks, res);
+    }
+};
+constexpr int kMaxPass = 4;
+
 template <typename Weights>
 void few_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
               const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
               int64_t n, float* out, int64_t out_stride) {
-    using Activation = typename Weights::Activation;
-    constexpr int kMaxPass = 4;
-    LADDER_CHECK(n_weight_rows >= kRows, "few_rows needs a whole group of weight rows");
-    const auto* base = static_cast<const char*>(weights);
-    const auto* a_base = static_cast<const char*>(activations);
-    const int64_t n_blocks = n / kQK;
-    for (int64_t r0 = 0; r0 < n_weight_rows; r0 += kRows) {
-        const int64_t first = std::min(r0, n_weight_rows - kRows);
-        const char* rows = base + static_cast<size_t>(first) * weight_row_bytes;
-        for (int64_t t0 = 0; t0 < n_activation_rows; t0 += kMaxPass) {
-            const int64_t n_t = std::min<int64_t>(kMaxPass, n_activation_rows - t0);
-            const Activation* a[kMaxPass] = {};
-            for (int64_t t = 0; t < n_t; ++t) {
-                a[t] = reinterpret_cast<const Activation*>(a_base + static_cast<size_t>(t0 + t) *
-                                                                        activation_row_bytes);
-            }
-            float res[kMaxPass][kRows];
-            switch (n_t) {
-                case 1:
-                    group_dots<Weights, 1>(rows, weight_row_bytes, a, n_blocks, res);
-                    break;
-                case 2:
-                    group_dots<Weights, 2>(rows, weight_row_bytes, a, n_blocks, res);
-                    break;
-                case 3:
-                    group_dots<Weights, 3>(rows, weight_row_bytes, a, n_blocks, res);
-                    break;
-                default:
-                    group_dots<Weights, 4>(rows, weight_row_bytes, a, n_blocks, res);
-                    break;
-            }
-            for (int64_t t = 0; t < n_t; ++t) {
-                for (int64_t r = 0; r < kRows; ++r) {
-                    out[(t0 + t) * out_stride + first + r] = res[t][r];
-                }
-            }
-        }
-    }
+    few_rows_in_passes<Groups<Weights>, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                  activations, activation_row_bytes,
+                                                  n_activation_rows, n, out, out_stride);
 }
 
 }  // namespace
