@@ -137,6 +137,34 @@ void DraftModelDrafter::draft_from(Drafting& drafting, std::span<float> row) {
     drafting.done = draft.size() >= drafting.max_tokens;
 }
 
+void DraftModelDrafter::follow_prompts(std::span<const PromptChunk> chunks) {
+    drafting_.clear();
+    drafting_.reserve(chunks.size());  // add_rows keeps pointers into it
+    batch_.clear();
+    logit_owner_.clear();
+    int32_t budget = max_num_batched_tokens_;
+    for (const PromptChunk& chunk : chunks) {
+        Sequence& sequence = *chunk.sequence;
+        auto [it, added] = sequences_.try_emplace(sequence.id, block_pool_.block_size());
+        DraftSequence& state = it->second;
+        rewind(state, sequence);
+        // To the end of the target's chunk (a prefix-cache hit is the
+        // draft's to compute too), short of the sequence's last token, which
+        // drafting computes again for its logits.
+        const int32_t end = std::min(sequence.n_computed + chunk.n_rows, sequence.n_tokens() - 1);
+        const int32_t n = std::min(end - state.n_computed(), budget);
+        if (n <= 0 || end > max_context_ ||
+            !state.blocks.grow_to(state.n_computed() + n, block_pool_)) {
+            continue;
+        }
+        drafting_.push_back({&sequence, &state, 0});
+        add_rows(drafting_.back(), n, false);
+        budget -= n;
+    }
+    if (!batch_.tokens.empty()) run_batch();
+    batch_.clear();
+}
+
 void DraftModelDrafter::propose(std::span<const DraftRequest> requests) {
     drafting_.clear();
     drafting_.reserve(requests.size());  // add_rows keeps pointers into it

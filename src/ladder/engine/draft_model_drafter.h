@@ -1,10 +1,11 @@
 // Drafts with a second model that shares the target's vocabulary (compared
 // token by token at load): a smaller or more coarsely quantized model whose
 // steps cost less than the target's. It runs on the same thread pool with KV
-// blocks of its own, which follow the target's: before drafting, a sequence's
-// draft KV is cut back to the tokens it shares with the sequence (rejected
-// drafts, and drafts never verified, go) and caught up with the rest; it is
-// freed when the sequence is preempted or ends.
+// blocks of its own, which follow the target's: it computes a prompt in the
+// steps the target does; before drafting, a sequence's draft KV is cut back
+// to the tokens it shares with the sequence (rejected drafts, and drafts
+// never verified, go) and caught up with the rest; it is freed when the
+// sequence is preempted or ends.
 // Proposals carry the draft's distributions, so sampled requests are
 // verified by rejection sampling.
 #pragma once
@@ -36,6 +37,7 @@ public:
                       const tokenizer::Tokenizer& target_tokenizer, util::ThreadPool& pool,
                       const KvCachePlan& plan, int32_t max_num_batched_tokens);
 
+    void follow_prompts(std::span<const PromptChunk> chunks) override;
     void propose(std::span<const DraftRequest> requests) override;
     void on_released(const Sequence& sequence, bool finished) override;
     bool proposes_distributions() const override { return true; }

@@ -264,6 +264,7 @@ void EngineCore::run_step() {
     for (Sequence* sequence : schedule.preempted) forget_kv(*sequence);
     stats_.n_preemptions += static_cast<int64_t>(schedule.preempted.size());
     LADDER_CHECK(!schedule.chunks.empty(), "a step with work scheduled nothing");
+    if (speculator_) speculator_->scheduled(schedule.chunks);
 
     build_batch(schedule);
     const int64_t trace_forward_start = mark();

@@ -61,6 +61,16 @@ void Speculator::propose(std::span<Sequence* const> running) {
     }
 }
 
+void Speculator::scheduled(std::span<const ScheduledChunk> chunks) {
+    prompts_.clear();
+    for (const ScheduledChunk& chunk : chunks) {
+        if (chunk.n_draft == 0 && chunk.n_tokens > 1) {
+            prompts_.push_back({chunk.sequence, chunk.n_tokens});
+        }
+    }
+    if (!prompts_.empty()) drafter_->follow_prompts(prompts_);
+}
+
 void Speculator::verified(Sequence& sequence, int32_t n_before) {
     const int32_t n_drafted = sequence.draft.size();
     if (n_drafted == 0) return;

@@ -1,8 +1,9 @@
 // Speculative decoding's part of the engine step, behind one object: before
 // scheduling it asks the drafter for the decoding sequences' drafts, as long
-// as the policy finds worth it; after verification it records the outcome
+// as the policy finds worth it; after scheduling it shows the drafter the
+// step's prompt chunks; after verification it records the outcome
 // (acceptance histories, the drafter's own state, vLLM's counters); and it
-// learns what steps cost. EngineCore calls it at those three points only.
+// learns what steps cost. EngineCore calls it at those four points only.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "ladder/engine/drafter.h"
 #include "ladder/engine/engine_config.h"
+#include "ladder/engine/scheduler.h"
 #include "ladder/engine/spec_decode_stats.h"
 #include "ladder/engine/speculation_policy.h"
 #include "ladder/engine/speculative_config.h"
@@ -39,6 +41,8 @@ public:
     // Fills the draft of every running sequence that decodes this step (its
     // computed tokens caught up with all but its last), clearing the others.
     void propose(std::span<Sequence* const> running);
+    // After scheduling: the drafter follows the step's prompt chunks.
+    void scheduled(std::span<const ScheduledChunk> chunks);
     // After verification: sequence.new_tokens hold what it produced from
     // sequence.draft; n_before is its length before them.
     void verified(Sequence& sequence, int32_t n_before);
@@ -49,6 +53,7 @@ public:
 
     const SpecDecodeStats& stats() const { return stats_; }
     const StepCostModel& step_cost() const { return step_cost_; }
+    const Drafter& drafter() const { return *drafter_; }
 
 private:
     SpeculativeConfig config_;
@@ -62,6 +67,7 @@ private:
     std::vector<DraftCandidate> candidates_;
     std::vector<int32_t> lengths_;
     std::vector<DraftRequest> requests_;
+    std::vector<PromptChunk> prompts_;
 };
 
 // The speculator the config asks for: its drafter built (a draft model loaded

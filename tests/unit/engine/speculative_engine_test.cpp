@@ -16,6 +16,7 @@
 
 #include "chi_square.h"
 #include "engine_test_support.h"
+#include "ladder/engine/draft_model_drafter.h"
 #include "ladder/util/error.h"
 
 namespace ladder::engine::testing {
@@ -251,6 +252,32 @@ TEST_F(SpeculativeEngineTest, PrefixCacheHitsEqualSpeculationOff) {
     compare({.max_num_seqs = 4},
             {{request(copy, 24, 0.0f)}, {request(longer, 24, 0.0f), request(copy, 24, 0.0f)}},
             {1, 2, 3}, {});
+}
+
+TEST_F(SpeculativeEngineTest, TheDraftModelComputesAPromptInTheStepsTheTargetDoes) {
+    // A prompt of three chunks or more: after each prompt step the draft
+    // holds the KV of everything the target computed, so the first decode
+    // steps have only the last prompt token and the new ones left to catch up.
+    ModelBundle* target = target_for(SpeculativeMethod::DraftModel);
+    ASSERT_NE(target, nullptr) << "no Q8_0 target; run `make model-draft-pair`";
+    EngineConfig config{.max_num_seqs = 1, .max_num_batched_tokens = 16};
+    config.speculative = speculation(SpeculativeMethod::DraftModel);
+    EngineCore core(*target->model, *target->tokenizer, shared_pool(), config);
+    const std::vector<TokenId> prompt = encode(kCopyPrompt);
+    ASSERT_GT(prompt.size(), 32u);
+    std::map<RequestId, Collected> results;
+    core.add_request(RequestId{1}, request(prompt, 8, 0.0f), collect_into(results, RequestId{1}));
+    const auto& drafter = dynamic_cast<const DraftModelDrafter&>(core.speculator()->drafter());
+    const int32_t block_size = core.kv_plan().block_size;
+    for (int32_t computed = 16; computed < static_cast<int32_t>(prompt.size()); computed += 16) {
+        core.step();
+        EXPECT_EQ(drafter.n_blocks_used(), (computed + block_size - 1) / block_size)
+            << "after the prompt step that computed " << computed << " tokens";
+    }
+    run_to_end(core);
+    EXPECT_EQ(results[RequestId{1}].tokens.size(), 8u);
+    EXPECT_EQ(drafter.n_blocks_used(), 0);
+    EXPECT_TRUE(core.all_blocks_free());
 }
 
 TEST_F(SpeculativeEngineTest, SeededSamplingEqualsSpeculationOff) {
