@@ -135,28 +135,38 @@ void vec_dot_per_output(const void* weights, size_t weight_row_bytes, int64_t n_
     }
 }
 
-// Groups::run<kT>(rows, row_bytes, a, n_blocks, res) writes res[t][r] for kT
-// activation rows a[0..kT) and the kGemvRows weight rows from `rows` on.
+// A path's kernels for a group of kGemvRows weight rows:
+// GroupDots<Weights, kT>::run(rows, row_bytes, a, n_blocks, res) writes
+// res[t][r] for kT activation rows a[0..kT) and the weight rows from `rows` on.
 template <typename Activation>
 using GroupRunFn = void (*)(const char* rows, size_t row_bytes, const Activation* const* a,
                             int64_t n_blocks, float (*res)[kGemvRows]);
 
-// runs[kT - 1] = Groups::run<kT>.
-template <typename Groups, size_t... kIndex>
-constexpr std::array<GroupRunFn<typename Groups::Activation>, sizeof...(kIndex)> group_runs(
+// runs[kT - 1] = GroupDots<Weights, kT>::run.
+template <template <typename, int> class GroupDots, typename Weights, size_t... kIndex>
+constexpr std::array<GroupRunFn<typename Weights::Activation>, sizeof...(kIndex)> group_runs(
     std::index_sequence<kIndex...>) {
-    return {&Groups::template run<static_cast<int>(kIndex) + 1>...};
+    return {&GroupDots<Weights, static_cast<int>(kIndex) + 1>::run...};
+}
+
+// One activation row: a kGroup for for_each_row_group.
+template <template <typename, int> class GroupDots, typename Weights>
+void group_dots_one(const char* rows, size_t row_bytes, const typename Weights::Activation* a,
+                    int64_t n_blocks, float* out) {
+    GroupDots<Weights, 1>::run(rows, row_bytes, &a, n_blocks,
+                               reinterpret_cast<float(*)[kGemvRows]>(out));
 }
 
 // The few-rows GemmFn over kGemvRows-row groups, in passes of at most
 // kMaxPass activation rows (what the registers hold). A last group short of
 // kGemvRows takes the last kGemvRows rows again, as for_each_row_group does.
-template <typename Groups, int kMaxPass>
+template <template <typename, int> class GroupDots, typename Weights, int kMaxPass>
 void few_rows_in_passes(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                         const void* activations, size_t activation_row_bytes,
                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    using Activation = typename Groups::Activation;
-    static constexpr auto kRuns = group_runs<Groups>(std::make_index_sequence<kMaxPass>{});
+    using Activation = typename Weights::Activation;
+    static constexpr auto kRuns =
+        group_runs<GroupDots, Weights>(std::make_index_sequence<kMaxPass>{});
     LADDER_CHECK(n_weight_rows >= kGemvRows, "few_rows needs a whole group of weight rows");
     const auto* base = static_cast<const char*>(weights);
     const auto* a_base = static_cast<const char*>(activations);

@@ -153,174 +153,156 @@ struct Q5_0Rows : CenteredRows<16> {
 // kT = 1 (the table's vec_dot), so a few rows (verifying drafted tokens)
 // read the weights once and give each row's decode bits.
 template <typename Weights, int kT>
-LADDER_AVX2 void group_dots(const char* rows, size_t row_bytes,
-                            const typename Weights::Activation* const* a, int64_t n_blocks,
-                            float (*res)[kRows]) {
-    using Block = typename Weights::Block;
-    const Block* w[kRows];
-    for (int r = 0; r < kRows; ++r) {
-        w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
-    }
-    const __m256i head_offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                                    _mm256_set1_epi32(static_cast<int>(row_bytes)));
-    // Row r's scale: lane 2r of the two (d, m) vectors for Q4_1, lane r else.
-    constexpr int kStride = Weights::kOffsets ? 2 : 1;
-    __m256 acc[kT][kRows];
-    __m256 offsets[kT][2];
-#pragma GCC unroll 4
-    for (int t = 0; t < kT; ++t) {
-        for (auto& v : acc[t]) v = _mm256_setzero_ps();
-        offsets[t][0] = _mm256_setzero_ps();
-        offsets[t][1] = _mm256_setzero_ps();
-    }
-    // The group two groups on, a block's share per block (gemv_avx512.cpp says why).
-    constexpr size_t kGroupBlockBytes = kRows * sizeof(Block);
-    const char* ahead = rows + 2 * kRows * row_bytes;
-    for (int64_t i = 0; i < n_blocks; ++i) {
-        const char* line = ahead + static_cast<size_t>(i) * kGroupBlockBytes;
-#pragma GCC unroll 8
-        for (size_t offset = 0; offset < kGroupBlockBytes; offset += 64) {
-            _mm_prefetch(line + offset, _MM_HINT_T0);
+struct GroupDots {
+    LADDER_AVX2 static void run(const char* rows, size_t row_bytes,
+                                const typename Weights::Activation* const* a, int64_t n_blocks,
+                                float (*res)[kRows]) {
+        using Block = typename Weights::Block;
+        const Block* w[kRows];
+        for (int r = 0; r < kRows; ++r) {
+            w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
         }
-        const __m256i gathered = _mm256_i32gather_epi32(
-            reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
-            head_offsets, 1);
-        __m256 heads[2];
-        Weights::heads(gathered, heads);
-        // Read back by broadcast loads: one load per row, no shuffle.
-        alignas(32) float scales[kT][16];
-        ActivationBlock act[kT];
+        const __m256i head_offsets =
+            _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                               _mm256_set1_epi32(static_cast<int>(row_bytes)));
+        // Row r's scale: lane 2r of the two (d, m) vectors for Q4_1, lane r else.
+        constexpr int kStride = Weights::kOffsets ? 2 : 1;
+        __m256 acc[kT][kRows];
+        __m256 offsets[kT][2];
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
-            const __m256 activation_scales = Weights::activation_scales(a[t][i]);
-            _mm256_store_ps(scales[t], _mm256_mul_ps(heads[0], activation_scales));
-            if constexpr (Weights::kOffsets) {
-                _mm256_store_ps(scales[t] + 8, _mm256_mul_ps(heads[1], activation_scales));
-                offsets[t][0] = _mm256_fmadd_ps(heads[0], activation_scales, offsets[t][0]);
-                offsets[t][1] = _mm256_fmadd_ps(heads[1], activation_scales, offsets[t][1]);
-            }
-            act[t] = Weights::activation(a[t][i]);
+            for (auto& v : acc[t]) v = _mm256_setzero_ps();
+            offsets[t][0] = _mm256_setzero_ps();
+            offsets[t][1] = _mm256_setzero_ps();
         }
+        // The group two groups on, a block's share per block (gemv_avx512.cpp says why).
+        constexpr size_t kGroupBlockBytes = kRows * sizeof(Block);
+        const char* ahead = rows + 2 * kRows * row_bytes;
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            const char* line = ahead + static_cast<size_t>(i) * kGroupBlockBytes;
 #pragma GCC unroll 8
-        for (int r = 0; r < kRows; ++r) {
+            for (size_t offset = 0; offset < kGroupBlockBytes; offset += 64) {
+                _mm_prefetch(line + offset, _MM_HINT_T0);
+            }
+            const __m256i gathered = _mm256_i32gather_epi32(
+                reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
+                head_offsets, 1);
+            __m256 heads[2];
+            Weights::heads(gathered, heads);
+            // Read back by broadcast loads: one load per row, no shuffle.
+            alignas(32) float scales[kT][16];
+            ActivationBlock act[kT];
 #pragma GCC unroll 4
             for (int t = 0; t < kT; ++t) {
-                acc[t][r] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scales[t][kStride * r]),
-                                            _mm256_cvtepi32_ps(Weights::lane_sums(w[r][i], act[t])),
-                                            acc[t][r]);
+                const __m256 activation_scales = Weights::activation_scales(a[t][i]);
+                _mm256_store_ps(scales[t], _mm256_mul_ps(heads[0], activation_scales));
+                if constexpr (Weights::kOffsets) {
+                    _mm256_store_ps(scales[t] + 8, _mm256_mul_ps(heads[1], activation_scales));
+                    offsets[t][0] = _mm256_fmadd_ps(heads[0], activation_scales, offsets[t][0]);
+                    offsets[t][1] = _mm256_fmadd_ps(heads[1], activation_scales, offsets[t][1]);
+                }
+                act[t] = Weights::activation(a[t][i]);
+            }
+#pragma GCC unroll 8
+            for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+                for (int t = 0; t < kT; ++t) {
+                    acc[t][r] = _mm256_fmadd_ps(
+                        _mm256_broadcast_ss(&scales[t][kStride * r]),
+                        _mm256_cvtepi32_ps(Weights::lane_sums(w[r][i], act[t])), acc[t][r]);
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (int t = 0; t < kT; ++t) {
+            alignas(32) float offset_lanes[16];
+            _mm256_store_ps(offset_lanes, offsets[t][0]);
+            _mm256_store_ps(offset_lanes + 8, offsets[t][1]);
+#pragma GCC unroll 8
+            for (int r = 0; r < kRows; ++r) {
+                res[t][r] = hsum(acc[t][r]);
+                if constexpr (Weights::kOffsets) res[t][r] += offset_lanes[2 * r + 1];
             }
         }
     }
-#pragma GCC unroll 4
-    for (int t = 0; t < kT; ++t) {
-        alignas(32) float offset_lanes[16];
-        _mm256_store_ps(offset_lanes, offsets[t][0]);
-        _mm256_store_ps(offset_lanes + 8, offsets[t][1]);
-#pragma GCC unroll 8
-        for (int r = 0; r < kRows; ++r) {
-            res[t][r] = hsum(acc[t][r]);
-            if constexpr (Weights::kOffsets) res[t][r] += offset_lanes[2 * r + 1];
-        }
-    }
-}
-
-// One activation row: the decode kernel for_each_row_group drives.
-template <typename Weights>
-LADDER_AVX2 void group_dots_one(const char* rows, size_t row_bytes,
-                                const typename Weights::Activation* a, int64_t n_blocks,
-                                float* out) {
-    group_dots<Weights, 1>(rows, row_bytes, &a, n_blocks, reinterpret_cast<float(*)[kRows]>(out));
-}
-
-// Weights' group_dots for the few-rows driver (gemv.h), four activation rows
-// a pass. Their 32 accumulators outnumber the 16 registers, yet spilling
-// beat passes of two or three (SmolLM2 Q4_1, 2 threads: T = 3 to 4 about
-// 15% faster than with two), since every pass reads the weights again.
-template <typename Weights>
-struct Groups {
-    using Activation = typename Weights::Activation;
-    template <int kT>
-    static void run(const char* rows, size_t row_bytes, const Activation* const* a,
-                    int64_t n_blocks, float (*res)[kRows]) {
-        group_dots<Weights, kT>(rows, row_bytes, a, n_blocks, res);
-    }
 };
-constexpr int kMaxPass = 4;
 
-template <typename Weights>
-void few_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-              const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
-              int64_t n, float* out, int64_t out_stride) {
-    few_rows_in_passes<Groups<Weights>, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
-                                                  activations, activation_row_bytes,
-                                                  n_activation_rows, n, out, out_stride);
-}
+// The few-rows form (gemv.h) runs four activation rows a pass. Their 32
+// accumulators outnumber the 16 registers, yet spilling beat passes of two
+// or three (SmolLM2 Q4_1, 2 threads: T = 3 to 4 about 15% faster than with
+// two), since every pass reads the weights again.
+constexpr int kMaxPass = 4;
 
 }  // namespace
 
 void gemv_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q4_1Rows::Activation, group_dots_one<Q4_1Rows>>(
+    for_each_row_group<Q4_1Rows::Activation, group_dots_one<GroupDots, Q4_1Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q8_0Rows::Activation, group_dots_one<Q8_0Rows>>(
+    for_each_row_group<Q8_0Rows::Activation, group_dots_one<GroupDots, Q8_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q4_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q4_0Rows::Activation, group_dots_one<Q4_0Rows>>(
+    for_each_row_group<Q4_0Rows::Activation, group_dots_one<GroupDots, Q4_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q5_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q5_1Rows::Activation, group_dots_one<Q5_1Rows>>(
+    for_each_row_group<Q5_1Rows::Activation, group_dots_one<GroupDots, Q5_1Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                          const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q5_0Rows::Activation, group_dots_one<Q5_0Rows>>(
+    for_each_row_group<Q5_0Rows::Activation, group_dots_one<GroupDots, Q5_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void few_rows_q4_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                              const void* activations, size_t activation_row_bytes,
                              int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q4_1Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q4_1Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q8_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                              const void* activations, size_t activation_row_bytes,
                              int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q8_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q8_0Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q4_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                              const void* activations, size_t activation_row_bytes,
                              int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q4_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q4_0Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q5_1_q8_1_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                              const void* activations, size_t activation_row_bytes,
                              int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q5_1Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q5_1Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q5_0_q8_0_avx2(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                              const void* activations, size_t activation_row_bytes,
                              int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q5_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q5_0Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 }  // namespace ladder::kernels::cpu::detail

@@ -199,182 +199,164 @@ struct Q5_0Rows : CenteredRows<16> {
 // (the table's vec_dot), so a few rows (verifying drafted tokens) read the
 // weights once and give each row's decode bits.
 template <typename Weights, int kT>
-LADDER_AVX512 void group_dots(const char* rows, size_t row_bytes,
-                              const typename Weights::Activation* const* a, int64_t n_blocks,
-                              float (*res)[kRows]) {
-    using Block = typename Weights::Block;
-    const Block* w[kRows];
-    for (int r = 0; r < kRows; ++r) {
-        w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
-    }
-    const __m256i head_offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                                    _mm256_set1_epi32(static_cast<int>(row_bytes)));
-    // Pair p's scale vector: row 2p's scale in lanes 0..7, row 2p + 1's in 8..15.
-    constexpr int kStride = Weights::kScaleStride;
-    __m512i scale_index[kPairs];
-#pragma GCC unroll 4
-    for (int p = 0; p < kPairs; ++p) {
-        scale_index[p] = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32(2 * p * kStride),
-                                                 _mm512_set1_epi32((2 * p + 1) * kStride));
-    }
-    __m512 acc[kT][kPairs];
-    __m512 offsets[kT];  // Q4_1, lane 2r + 1: row r's offsets
-#pragma GCC unroll 4
-    for (int t = 0; t < kT; ++t) {
-        offsets[t] = _mm512_setzero_ps();
-#pragma GCC unroll 4
-        for (int p = 0; p < kPairs; ++p) acc[t][p] = _mm512_setzero_ps();
-    }
-    // The group two groups on (contiguous, this group's size), a block's share
-    // per block: decode's matrices are small and each tile starts a new
-    // stream, so the hardware prefetcher alone leaves loads waiting on memory.
-    constexpr size_t kGroupBlockBytes = kRows * sizeof(Block);
-    const char* ahead = rows + 2 * kRows * row_bytes;
-    for (int64_t i = 0; i < n_blocks; ++i) {
-        const char* line = ahead + static_cast<size_t>(i) * kGroupBlockBytes;
-#pragma GCC unroll 8
-        for (size_t offset = 0; offset < kGroupBlockBytes; offset += 64) {
-            _mm_prefetch(line + offset, _MM_HINT_T0);
+struct GroupDots {
+    LADDER_AVX512 static void run(const char* rows, size_t row_bytes,
+                                  const typename Weights::Activation* const* a, int64_t n_blocks,
+                                  float (*res)[kRows]) {
+        using Block = typename Weights::Block;
+        const Block* w[kRows];
+        for (int r = 0; r < kRows; ++r) {
+            w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
         }
-        const __m256i gathered = _mm256_i32gather_epi32(
-            reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
-            head_offsets, 1);
-        const __m512 heads = Weights::heads(gathered);
-        __m512 scales[kT];
-        ActivationCodes act[kT];
+        const __m256i head_offsets =
+            _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                               _mm256_set1_epi32(static_cast<int>(row_bytes)));
+        // Pair p's scale vector: row 2p's scale in lanes 0..7, row 2p + 1's in 8..15.
+        constexpr int kStride = Weights::kScaleStride;
+        __m512i scale_index[kPairs];
+#pragma GCC unroll 4
+        for (int p = 0; p < kPairs; ++p) {
+            scale_index[p] = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32(2 * p * kStride),
+                                                     _mm512_set1_epi32((2 * p + 1) * kStride));
+        }
+        __m512 acc[kT][kPairs];
+        __m512 offsets[kT];  // Q4_1, lane 2r + 1: row r's offsets
 #pragma GCC unroll 4
         for (int t = 0; t < kT; ++t) {
-            const __m512 activation_scales = Weights::activation_scales(a[t][i]);
-            scales[t] = _mm512_mul_ps(heads, activation_scales);
-            if constexpr (Weights::kOffsets) {
-                offsets[t] = _mm512_fmadd_ps(heads, activation_scales, offsets[t]);
-            }
-            act[t] = Weights::activation_codes(a[t][i]);
-        }
+            offsets[t] = _mm512_setzero_ps();
 #pragma GCC unroll 4
-        for (int p = 0; p < kPairs; ++p) {
-            const __m512i codes = Weights::pair_codes(w[2 * p][i], w[2 * p + 1][i]);
+            for (int p = 0; p < kPairs; ++p) acc[t][p] = _mm512_setzero_ps();
+        }
+        // The group two groups on (contiguous, this group's size), a block's share
+        // per block: decode's matrices are small and each tile starts a new
+        // stream, so the hardware prefetcher alone leaves loads waiting on memory.
+        constexpr size_t kGroupBlockBytes = kRows * sizeof(Block);
+        const char* ahead = rows + 2 * kRows * row_bytes;
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            const char* line = ahead + static_cast<size_t>(i) * kGroupBlockBytes;
+#pragma GCC unroll 8
+            for (size_t offset = 0; offset < kGroupBlockBytes; offset += 64) {
+                _mm_prefetch(line + offset, _MM_HINT_T0);
+            }
+            const __m256i gathered = _mm256_i32gather_epi32(
+                reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
+                head_offsets, 1);
+            const __m512 heads = Weights::heads(gathered);
+            __m512 scales[kT];
+            ActivationCodes act[kT];
 #pragma GCC unroll 4
             for (int t = 0; t < kT; ++t) {
-                const __m512i sums = _mm512_dpbusd_epi32(act[t].start, codes, act[t].codes);
-                acc[t][p] = _mm512_fmadd_ps(_mm512_permutexvar_ps(scale_index[p], scales[t]),
-                                            _mm512_cvtepi32_ps(sums), acc[t][p]);
+                const __m512 activation_scales = Weights::activation_scales(a[t][i]);
+                scales[t] = _mm512_mul_ps(heads, activation_scales);
+                if constexpr (Weights::kOffsets) {
+                    offsets[t] = _mm512_fmadd_ps(heads, activation_scales, offsets[t]);
+                }
+                act[t] = Weights::activation_codes(a[t][i]);
+            }
+#pragma GCC unroll 4
+            for (int p = 0; p < kPairs; ++p) {
+                const __m512i codes = Weights::pair_codes(w[2 * p][i], w[2 * p + 1][i]);
+#pragma GCC unroll 4
+                for (int t = 0; t < kT; ++t) {
+                    const __m512i sums = _mm512_dpbusd_epi32(act[t].start, codes, act[t].codes);
+                    acc[t][p] = _mm512_fmadd_ps(_mm512_permutexvar_ps(scale_index[p], scales[t]),
+                                                _mm512_cvtepi32_ps(sums), acc[t][p]);
+                }
             }
         }
-    }
 #pragma GCC unroll 4
-    for (int t = 0; t < kT; ++t) {
-        alignas(64) float offset_lanes[16];
-        _mm512_store_ps(offset_lanes, offsets[t]);
+        for (int t = 0; t < kT; ++t) {
+            alignas(64) float offset_lanes[16];
+            _mm512_store_ps(offset_lanes, offsets[t]);
 #pragma GCC unroll 4
-        for (int p = 0; p < kPairs; ++p) {
-            const __m256 second =
-                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[t][p]), 1));
-            res[t][2 * p] = hsum(_mm512_castps512_ps256(acc[t][p]));
-            res[t][2 * p + 1] = hsum(second);
-            if constexpr (Weights::kOffsets) {
-                res[t][2 * p] += offset_lanes[4 * p + 1];
-                res[t][2 * p + 1] += offset_lanes[4 * p + 3];
+            for (int p = 0; p < kPairs; ++p) {
+                const __m256 second =
+                    _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[t][p]), 1));
+                res[t][2 * p] = hsum(_mm512_castps512_ps256(acc[t][p]));
+                res[t][2 * p + 1] = hsum(second);
+                if constexpr (Weights::kOffsets) {
+                    res[t][2 * p] += offset_lanes[4 * p + 1];
+                    res[t][2 * p + 1] += offset_lanes[4 * p + 3];
+                }
             }
         }
-    }
-}
-
-// One activation row: the decode kernel for_each_row_group drives.
-template <typename Weights>
-LADDER_AVX512 void group_dots_one(const char* rows, size_t row_bytes,
-                                  const typename Weights::Activation* a, int64_t n_blocks,
-                                  float* out) {
-    group_dots<Weights, 1>(rows, row_bytes, &a, n_blocks, reinterpret_cast<float(*)[kRows]>(out));
-}
-
-// Weights' group_dots for the few-rows driver (gemv.h), four activation
-// rows a pass: what the 32 registers hold.
-template <typename Weights>
-struct Groups {
-    using Activation = typename Weights::Activation;
-    template <int kT>
-    static void run(const char* rows, size_t row_bytes, const Activation* const* a,
-                    int64_t n_blocks, float (*res)[kRows]) {
-        group_dots<Weights, kT>(rows, row_bytes, a, n_blocks, res);
     }
 };
-constexpr int kMaxPass = 4;
 
-template <typename Weights>
-void few_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
-              const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
-              int64_t n, float* out, int64_t out_stride) {
-    few_rows_in_passes<Groups<Weights>, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
-                                                  activations, activation_row_bytes,
-                                                  n_activation_rows, n, out, out_stride);
-}
+// The few-rows form (gemv.h) runs four activation rows a pass: what the 32
+// registers hold.
+constexpr int kMaxPass = 4;
 
 }  // namespace
 
 void gemv_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q4_1Rows::Activation, group_dots_one<Q4_1Rows>>(
+    for_each_row_group<Q4_1Rows::Activation, group_dots_one<GroupDots, Q4_1Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q8_0Rows::Activation, group_dots_one<Q8_0Rows>>(
+    for_each_row_group<Q8_0Rows::Activation, group_dots_one<GroupDots, Q8_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q5_0Rows::Activation, group_dots_one<Q5_0Rows>>(
+    for_each_row_group<Q5_0Rows::Activation, group_dots_one<GroupDots, Q5_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q4_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q4_0Rows::Activation, group_dots_one<Q4_0Rows>>(
+    for_each_row_group<Q4_0Rows::Activation, group_dots_one<GroupDots, Q4_0Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void gemv_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                     const void* activation, int64_t n, float* out) {
-    for_each_row_group<Q5_1Rows::Activation, group_dots_one<Q5_1Rows>>(
+    for_each_row_group<Q5_1Rows::Activation, group_dots_one<GroupDots, Q5_1Rows>>(
         weights, weight_row_bytes, n_weight_rows, activation, n, out);
 }
 
 void few_rows_q4_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                         const void* activations, size_t activation_row_bytes,
                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q4_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q4_0Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q5_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                         const void* activations, size_t activation_row_bytes,
                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q5_1Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q5_1Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q4_1_q8_1(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                         const void* activations, size_t activation_row_bytes,
                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q4_1Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q4_1Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q8_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                         const void* activations, size_t activation_row_bytes,
                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q8_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q8_0Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 void few_rows_q5_0_q8_0(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                         const void* activations, size_t activation_row_bytes,
                         int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
-    few_rows<Q5_0Rows>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
-                       n_activation_rows, n, out, out_stride);
+    few_rows_in_passes<GroupDots, Q5_0Rows, kMaxPass>(weights, weight_row_bytes, n_weight_rows,
+                                                      activations, activation_row_bytes,
+                                                      n_activation_rows, n, out, out_stride);
 }
 
 }  // namespace ladder::kernels::cpu::detail
