@@ -29,10 +29,10 @@ class Drafter {
 public:
     virtual ~Drafter() = default;
 
-    // Before the step's drafts: the prompt chunks the step computes. A
-    // drafter with a model of its own computes them too, so that its prompt
-    // pass counts towards the time to first token instead of stalling the
-    // first decode steps.
+    // After scheduling: the prompt chunks the step computes. A drafter with
+    // a model of its own computes them too, so that its prompt pass counts
+    // towards the time to first token instead of stalling the first decode
+    // steps.
     virtual void follow_prompts(std::span<const PromptChunk> chunks) { (void)chunks; }
 
     // Proposes for every request at once (a draft model batches them). A
