@@ -258,7 +258,7 @@ def test_simulate_calibrates_from_a_trace_of_served_steps(tmp_path):
                  + fitted["per_context_ns"] * 1e-3 * e["args"]["context"]
                  + fitted["per_logit_row_us"] * e["args"]["logit_rows"] for e in steps)
     took = sum(e["dur"] for e in steps)
-    assert abs(priced / took - 1) < 0.1, (priced, took)
+    assert abs(priced / took - 1) < 0.1, (priced, took, fitted)
 
     not_a_trace = tmp_path / "requests.jsonl"
     result = subprocess.run(

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace ladder::engine {
 
@@ -46,6 +48,7 @@ public:
 private:
     static constexpr size_t kParts = 4;
     void solve();
+    bool solve_parts(std::span<const size_t> parts, std::array<double, kParts>& fit) const;
 
     double forgetting_;
     // Weighted sums of x x^T and x y for x = (1, rows, context, logit rows), y = seconds.

@@ -57,6 +57,28 @@ TEST(StepCostModel, leaves_logit_rows_unfitted_where_they_always_equal_the_rows)
     EXPECT_FALSE(model.ready()) << "rows and logit rows cannot be told apart";
 }
 
+TEST(StepCostModel, a_part_that_comes_out_negative_is_left_out_and_the_rest_refitted) {
+    // Steps that cost less than their rows' share would say (a negative
+    // fixed part): setting that part to zero after the fit would price
+    // every step 2 ms too dear; fitted without it, the rows absorb it and
+    // the steps' total stays priced.
+    StepCostModel model(1.0);
+    double took = 0.0;
+    std::vector<StepShape> shapes;
+    for (int i = 0; i < 60; ++i) {
+        const StepShape shape{20.0 + (i * 7) % 40, 100.0 * ((i * 13) % 50 + 1)};
+        const double seconds = -2e-3 + 2e-4 * shape.n_rows;
+        model.observe(shape, seconds);
+        shapes.push_back(shape);
+        took += seconds;
+    }
+    ASSERT_TRUE(model.ready());
+    EXPECT_EQ(model.fixed_seconds(), 0.0);
+    double priced = 0.0;
+    for (const StepShape& shape : shapes) priced += model.predict(shape);
+    EXPECT_NEAR(priced / took, 1.0, 0.05);  // 1.34 when the part is set to zero after the fit
+}
+
 TEST(StepCostModel, is_not_ready_while_steps_do_not_vary) {
     StepCostModel model;
     for (int i = 0; i < 50; ++i) model.observe({4.0, 400.0}, 5e-3);
@@ -111,7 +133,8 @@ TEST(SpeculationPolicy, drafts_in_full_before_it_has_measured_anything) {
 TEST(SpeculationPolicy, a_draft_model_drafts_a_depth_for_all_sequences_at_once) {
     const StepCostModel target = fitted(8e-3, 2e-4, 0.0);
     const StepCostModel cheap_draft = fitted(2e-4, 1e-4, 0.0);
-    const std::vector<int32_t> lengths = plan({{0.9, 100.0, 5}, {0.9, 100.0, 3}}, target, &cheap_draft);
+    const std::vector<int32_t> lengths =
+        plan({{0.9, 100.0, 5}, {0.9, 100.0, 3}}, target, &cheap_draft);
     EXPECT_EQ(lengths, (std::vector<int32_t>{5, 3}));
     // A draft as slow as the target is never worth it.
     const StepCostModel slow_draft = fitted(8e-3, 2e-4, 0.0);
