@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <utility>
 
+#include <xmmintrin.h>
+
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/tensor/quant_blocks.h"
 #include "ladder/util/check.h"
@@ -132,6 +134,28 @@ void vec_dot_per_output(const void* weights, size_t weight_row_bytes, int64_t n_
             out[t * out_stride + r] = dot(w + static_cast<size_t>(r) * weight_row_bytes,
                                           a + static_cast<size_t>(t) * activation_row_bytes, n);
         }
+    }
+}
+
+// The group's weight rows, from `rows` on, row_bytes apart.
+template <typename Block>
+void group_rows(const char* rows, size_t row_bytes, const Block* (&w)[kGemvRows]) {
+    for (int r = 0; r < kGemvRows; ++r) {
+        w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
+    }
+}
+
+// Block i's share of the group two groups on (contiguous, a group's size),
+// fetched while block i is computed: decode's matrices are small and each
+// tile starts a new stream, so the hardware prefetcher alone leaves loads
+// waiting on memory.
+template <typename Block>
+void prefetch_group_ahead(const char* rows, size_t row_bytes, int64_t i) {
+    constexpr size_t kGroupBlockBytes = kGemvRows * sizeof(Block);
+    const char* line = rows + 2 * kGemvRows * row_bytes + static_cast<size_t>(i) * kGroupBlockBytes;
+#pragma GCC unroll 8
+    for (size_t offset = 0; offset < kGroupBlockBytes; offset += 64) {
+        _mm_prefetch(line + offset, _MM_HINT_T0);
     }
 }
 

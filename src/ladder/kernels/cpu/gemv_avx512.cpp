@@ -205,9 +205,7 @@ struct GroupDots {
                                   float (*res)[kRows]) {
         using Block = typename Weights::Block;
         const Block* w[kRows];
-        for (int r = 0; r < kRows; ++r) {
-            w[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
-        }
+        group_rows(rows, row_bytes, w);
         const __m256i head_offsets =
             _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                _mm256_set1_epi32(static_cast<int>(row_bytes)));
@@ -227,17 +225,8 @@ struct GroupDots {
 #pragma GCC unroll 4
             for (int p = 0; p < kPairs; ++p) acc[t][p] = _mm512_setzero_ps();
         }
-        // The group two groups on (contiguous, this group's size), a block's share
-        // per block: decode's matrices are small and each tile starts a new
-        // stream, so the hardware prefetcher alone leaves loads waiting on memory.
-        constexpr size_t kGroupBlockBytes = kRows * sizeof(Block);
-        const char* ahead = rows + 2 * kRows * row_bytes;
         for (int64_t i = 0; i < n_blocks; ++i) {
-            const char* line = ahead + static_cast<size_t>(i) * kGroupBlockBytes;
-#pragma GCC unroll 8
-            for (size_t offset = 0; offset < kGroupBlockBytes; offset += 64) {
-                _mm_prefetch(line + offset, _MM_HINT_T0);
-            }
+            prefetch_group_ahead<Block>(rows, row_bytes, i);
             const __m256i gathered = _mm256_i32gather_epi32(
                 reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
                 head_offsets, 1);
