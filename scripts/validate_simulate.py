@@ -135,11 +135,12 @@ def main():
     ladder = ladder_bin()
     work = tempfile.mkdtemp(prefix="ladder-validate-")
     profile = args.profile or os.path.join(work, "profile.json")
-    if not args.profile and args.calibration == "served":
-        calibrate_served(ladder, profile, work, args.threads)
-    elif not args.profile:
-        subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(args.threads),
-                        *ENGINE_FLAGS, "-o", profile], check=True)
+    if not args.profile:
+        if args.calibration == "served":
+            calibrate_served(ladder, profile, work, args.threads)
+        else:
+            subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t",
+                            str(args.threads), *ENGINE_FLAGS, "-o", profile], check=True)
     rows, worst = [], 0.0
     for replicas in args.replicas:
         for dataset, workload in WORKLOADS.items():
