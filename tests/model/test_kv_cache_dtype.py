@@ -15,18 +15,14 @@ from conftest import DEFAULT_MODEL, ROOT, load_goldens, run_ladder_failing, run_
 GEMMA3_MODEL = os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf")
 TEXT = os.path.join(ROOT, "tests", "data", "inputs", "perplexity_gpl3.txt")
 
-# Against llama.cpp's q8_0 cache, with the measured values. Issue 16 asks for
-# top-1 agreement >= 98%: not met. The mean KL bound (<= 0.01) is. llama.cpp's
-# flash-attention path sums in its own order, and these models amplify a
-# rounding: llama.cpp's f16 cache with flash attention on against the same
-# with it off agrees on 96.3% (SmolLM2) and 95.3% (Gemma 3) of top-1 tokens,
-# the level measured here (docs/performance.md, "Quantized KV cache").
-# Position 0 (one key, so attention's output is the dequantized V row)
-# differs too although layer 0's V row is bit for bit llama.cpp's; the cause
-# is not found. The bounds sit just under what is measured, so a regression
-# fails.
-MIN_TOP1_AGREEMENT = 0.95  # measured 0.958 (SmolLM2), 0.960 (Gemma 3); issue: 0.98
-MAX_MEAN_KL = 0.008        # measured 5.0e-3 (SmolLM2), 6.7e-3 (Gemma 3); issue: 0.01
+# Against llama.cpp's q8_0 cache. Issue 16 asks for top-1 agreement >= 98%
+# and mean KL <= 0.01. ladder gives llama.cpp's bits: it holds a quantized
+# cache in the same Walsh-Hadamard-rotated basis and runs the same online
+# softmax (docs/performance.md, "Quantized KV cache"), measured 100% and
+# KL ~1e-9 on both models. The bounds sit far inside the issue's so that a
+# change of any rounding there fails.
+MIN_TOP1_AGREEMENT = 0.99  # measured 1.0000 (both); issue: 0.98
+MAX_MEAN_KL = 1e-4         # measured 1.1e-9 (SmolLM2), 5.4e-9 (Gemma 3); issue: 0.01
 # Perplexity with q8_0 K and V against f16 over 8 windows of 512 tokens
 # (2,040 scored): issue 16's floor, +0.5%. Measured SmolLM2 -0.07%, Gemma 3
 # +0.04%. Fewer windows are noise for this: on two, a rounding moves Gemma

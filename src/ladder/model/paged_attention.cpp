@@ -1,8 +1,10 @@
 #include "ladder/model/paged_attention.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "ladder/kernels/cpu/attention.h"
+#include "ladder/kernels/cpu/hadamard.h"
 #include "ladder/util/thread_pool.h"
 
 namespace ladder::model {
@@ -13,7 +15,36 @@ kernels::cpu::PagedKvLayer paged_kv_layer(const KvCacheStorage& kv, int32_t laye
             shape.head_dim,       shape.types.key,        shape.types.value};
 }
 
+int32_t key_rotation(const KvCacheShape& shape) {
+    if (!tensor::dtype_traits(shape.types.key).is_quantized || shape.head_dim % 64 != 0) return 0;
+    int32_t n = 64;
+    while (shape.head_dim % (2 * n) == 0) n *= 2;
+    return n;
+}
+
+int32_t value_rotation(const KvCacheShape& shape) {
+    // llama.cpp found the smallest rotation best for V.
+    return tensor::dtype_traits(shape.types.value).is_quantized && shape.head_dim % 64 == 0 ? 64
+                                                                                            : 0;
+}
+
 void store_kv_row(const float* k, const float* v, int64_t slot, KvCacheStorage& kv, int32_t layer) {
+    const KvCacheShape& shape = kv.shape();
+    const int32_t key_n = key_rotation(shape);
+    const int32_t value_n = value_rotation(shape);
+    const int64_t row_values = int64_t{shape.n_kv_heads} * shape.head_dim;
+    thread_local std::vector<float> rotated;
+    if (key_n > 0 || value_n > 0) rotated.resize(static_cast<size_t>(2 * row_values));
+    if (key_n > 0) {
+        std::copy_n(k, row_values, rotated.data());
+        kernels::cpu::rotate_hadamard(rotated.data(), row_values, key_n);
+        k = rotated.data();
+    }
+    if (value_n > 0) {
+        std::copy_n(v, row_values, rotated.data() + row_values);
+        kernels::cpu::rotate_hadamard(rotated.data() + row_values, row_values, value_n);
+        v = rotated.data() + row_values;
+    }
     kernels::cpu::store_kv(k, v, slot, kv.keys(layer, 0, 0), kv.values(layer, 0, 0),
                            paged_kv_layer(kv, layer));
 }
@@ -83,11 +114,18 @@ void exact_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t
 void paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
                      const ModelConfig& config, float scale, int32_t window, AttentionPath path,
                      ForwardScratch& scratch, util::ThreadPool& pool) {
+    const int64_t n_values = int64_t{batch.n_tokens()} * config.q_dim();
+    if (const int32_t n = key_rotation(kv.shape()); n > 0) {
+        kernels::cpu::rotate_hadamard(scratch.q.data(), n_values, n);
+    }
     if (path == AttentionPath::Fast && config.head_dim % 32 == 0) {
         chunked_paged_attention(batch, kv, layer, config, scale, window, scratch, pool);
-        return;
+    } else {
+        exact_paged_attention(batch, kv, layer, config, scale, window, scratch, pool);
     }
-    exact_paged_attention(batch, kv, layer, config, scale, window, scratch, pool);
+    if (const int32_t n = value_rotation(kv.shape()); n > 0) {
+        kernels::cpu::rotate_hadamard(scratch.attn.data(), n_values, n);
+    }
 }
 
 }  // namespace ladder::model

@@ -21,11 +21,24 @@ namespace ladder::model {
 // One layer of the cache as the attention kernels read it (its pools, shape and types).
 kernels::cpu::PagedKvLayer paged_kv_layer(const KvCacheStorage& kv, int32_t layer);
 
+// A quantized K or V cache holds its rows in a rotated basis, as llama.cpp's
+// does (its attn_rot_k and attn_rot_v): each run of n values of a head is
+// multiplied by the n x n Walsh-Hadamard matrix before it is quantized, which
+// spreads an outlying dimension over the run so that it no longer sets its
+// neighbours' quantization step. K rotates by the largest power of two (64 or
+// more) dividing head_dim, and q with it, so scores are unchanged but for
+// rounding; V by 64, and attention's output back by the same matrix (its own
+// inverse). 0: that side is not rotated (F16 and BF16, or head_dim not a
+// multiple of 64, as llama.cpp decides).
+int32_t key_rotation(const KvCacheShape& shape);
+int32_t value_rotation(const KvCacheShape& shape);
+
 // Stores row's K and V (float, [n_kv_heads, head_dim] each) at slot of layer,
-// in the cache's types.
+// in the cache's types (rotated first where key_rotation and value_rotation say).
 void store_kv_row(const float* k, const float* v, int64_t slot, KvCacheStorage& kv, int32_t layer);
 
 // scratch.q [T, q_dim] -> scratch.attn [T, q_dim]. Scores are q . k * scale.
+// scratch.q is rotated in place where key_rotation() says.
 // window > 0: a token at position p sees positions p - window + 1 .. p (the
 // reference masks a key when p - key_position >= window); 0: all of 0 .. p.
 // path chooses the kernels; Fast needs head_dim a multiple of 32 and runs

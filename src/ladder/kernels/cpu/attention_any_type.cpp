@@ -2,11 +2,14 @@
 // order llama.cpp's flash-attention CPU path runs for a quantized cache, one
 // K and one V row at a time through the row ops of kv_rows.h. The scores are
 // the key type's vec_dot (the AVX2 paths score Q8_0 keys eight at a time in
-// the same bits), the softmax the f16 path's two-pass one (fast_exp); the fast
-// paths weight Q8_0 values without storing a decoded row, in the same bits.
+// the same bits), the softmax llama.cpp's online one (an expf per score, a
+// rescale on each new maximum); the fast paths weight Q8_0 values without
+// storing a decoded row, in the same bits.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "ladder/kernels/cpu/attention.h"
 #include "ladder/kernels/cpu/attention_isa.h"
@@ -16,6 +19,24 @@
 
 namespace ladder::kernels::cpu {
 
+float detail::online_softmax_scalar(float* scores, float* rescales, int32_t n) {
+    float running_max = -std::numeric_limits<float>::infinity();
+    float sum = 0.0f;
+    for (int32_t i = 0; i < n; ++i) {
+        const float score = scores[i];
+        if (score > running_max) {
+            rescales[i] = std::exp(running_max - score);
+            running_max = score;
+            scores[i] = 1.0f;
+        } else {
+            rescales[i] = 1.0f;
+            scores[i] = std::exp(score - running_max);
+        }
+        sum = std::fma(sum, rescales[i], scores[i]);
+    }
+    return sum;
+}
+
 namespace {
 
 // Heads handled per pass over the rows: each K and V row is read once for all of them.
@@ -24,21 +45,17 @@ constexpr int32_t kHeadsPerPass = 8;
 constexpr int64_t kMaxQueryRowBytes = int64_t{kMaxHeadDim} * 4;
 
 // scores[h * n_scores + i] = dot(key of position first_visible + i, query h)
-// * scale through the key type's vec_dot, one key at a time; the largest per head.
+// * scale through the key type's vec_dot, one key at a time.
 void score_keys(const CpuKernels& kernels, const PagedKvLayer& kv, const int32_t* block_table,
                 int32_t kv_head, int32_t first_visible, int32_t n_scores, const uint8_t* q_rows,
-                int64_t q_row_stride, int32_t n_heads, float scale, float* scores,
-                float* max_scores) {
+                int64_t q_row_stride, int32_t n_heads, float scale, float* scores) {
     const VecDotFn dot = kernels.vec_dot(kv.key_type);
     LADDER_CHECK(dot != nullptr, "no dot product for the key type");
-    std::fill_n(max_scores, n_heads, -std::numeric_limits<float>::infinity());
     const int64_t key_bytes = kv.key_row_bytes();
     for (int32_t i = 0; i < n_scores; ++i) {
         const uint8_t* key = kv.row(kv.keys, key_bytes, block_table, kv_head, first_visible + i);
         for (int32_t h = 0; h < n_heads; ++h) {
-            const float s = dot(key, q_rows + h * q_row_stride, kv.head_dim) * scale;
-            scores[h * n_scores + i] = s;
-            max_scores[h] = std::max(max_scores[h], s);
+            scores[h * n_scores + i] = dot(key, q_rows + h * q_row_stride, kv.head_dim) * scale;
         }
     }
 }
@@ -59,29 +76,30 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
     alignas(64) uint8_t q_dot[kHeadsPerPass][kMaxQueryRowBytes];
     for (int32_t h = 0; h < n_heads; ++h) to_dot_type(q + h * head_dim, q_dot[h], head_dim);
 
-    float max_scores[kHeadsPerPass];
     if (kIsa != Isa::Scalar && kv.key_type == tensor::DType::Q8_0) {
         detail::score_q8_0_keys_avx2(kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
-                                     kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
+                                     kMaxQueryRowBytes, n_heads, scale, scores);
     } else {
         score_keys(kernels, kv, block_table, kv_head, first_visible, n_scores, q_dot[0],
-                   kMaxQueryRowBytes, n_heads, scale, scores, max_scores);
+                   kMaxQueryRowBytes, n_heads, scale, scores);
     }
-    // The softmax in two passes, as the f16 path runs it: each head's scores
-    // become fast_exp(s - max) with their sum (the path's vectorised
-    // softmax_exp_sum, the same bits on every path), then probabilities. One
-    // expf per score and head, key by key, made the q8_0 cache slower than
-    // f16 at long context; this agrees with llama.cpp as closely
-    // (docs/performance.md, "Quantized KV cache").
+    // The softmax online, as llama.cpp's flash-attention CPU path runs it for
+    // a quantized cache (ggml's flash_attn_ext one_chunk), key by key in
+    // position order: a score above the running maximum M scales the
+    // accumulator and the sum by expf(M - score) and weighs its value 1; any
+    // other weighs expf(score - M); sum = fma(sum, rescale, weight). Its
+    // roundings are that path's, so the logits are llama.cpp's bit for bit
+    // (tests/model/test_kv_cache_dtype.py); a two-pass softmax had moved
+    // 4% of the top tokens.
+    thread_local std::vector<float> rescale_rows;
+    rescale_rows.resize(static_cast<size_t>(n_heads) * static_cast<size_t>(n_scores));
+    float* rescales = rescale_rows.data();
+    float sums[kHeadsPerPass];
     for (int32_t h = 0; h < n_heads; ++h) {
-        float* head_scores = scores + static_cast<int64_t>(h) * n_scores;
-        const double sum = kIsa == Isa::Scalar
-                               ? detail::softmax_exp_sum_scalar(head_scores, first_visible,
-                                                                n_visible, max_scores[h])
-                               : detail::softmax_exp_sum_avx2(head_scores, first_visible, n_visible,
-                                                              max_scores[h]);
-        const auto inverse_sum = static_cast<float>(1.0 / sum);
-        for (int32_t i = 0; i < n_scores; ++i) head_scores[i] *= inverse_sum;
+        const int64_t at = static_cast<int64_t>(h) * n_scores;
+        sums[h] = kIsa == Isa::Scalar
+                      ? detail::online_softmax_scalar(scores + at, rescales + at, n_scores)
+                      : detail::online_softmax_avx2(scores + at, rescales + at, n_scores);
     }
     // The weighted values: each V row is dequantized once for all the heads
     // and added in F32 (fma), in position order. The fast paths decode a Q8_0
@@ -91,21 +109,30 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
     if (kIsa != Isa::Scalar && kv.value_type == tensor::DType::Q8_0) {
         const auto weight = kIsa == Isa::Avx512 ? detail::weight_q8_0_values_avx512
                                                 : detail::weight_q8_0_values_avx2;
-        weight(kv, block_table, kv_head, first_visible, n_scores, scores, n_heads, out);
-        return;
-    }
-    alignas(64) float acc[kHeadsPerPass][kMaxHeadDim];
-    alignas(64) float row[kMaxHeadDim];
-    for (int32_t h = 0; h < n_heads; ++h) std::fill_n(acc[h], head_dim, 0.0f);
-    const int64_t value_bytes = kv.value_row_bytes();
-    for (int32_t i = 0; i < n_scores; ++i) {
-        value_ops.decode(kv.row(kv.values, value_bytes, block_table, kv_head, first_visible + i),
-                         row, head_dim);
-        for (int32_t h = 0; h < n_heads; ++h) {
-            value_ops.weight(acc[h], row, scores[h * n_scores + i], head_dim);
+        weight(kv, block_table, kv_head, first_visible, n_scores, scores, rescales, n_heads, out);
+    } else {
+        alignas(64) float row[kMaxHeadDim];
+        for (int32_t h = 0; h < n_heads; ++h) std::fill_n(out + h * head_dim, head_dim, 0.0f);
+        const int64_t value_bytes = kv.value_row_bytes();
+        for (int32_t i = 0; i < n_scores; ++i) {
+            value_ops.decode(
+                kv.row(kv.values, value_bytes, block_table, kv_head, first_visible + i), row,
+                head_dim);
+            for (int32_t h = 0; h < n_heads; ++h) {
+                float* acc = out + h * head_dim;
+                const float rescale = rescales[h * n_scores + i];
+                if (rescale != 1.0f) {
+                    for (int32_t d = 0; d < head_dim; ++d) acc[d] *= rescale;
+                }
+                value_ops.weight(acc, row, scores[h * n_scores + i], head_dim);
+            }
         }
     }
-    for (int32_t h = 0; h < n_heads; ++h) std::copy_n(acc[h], head_dim, out + h * head_dim);
+    for (int32_t h = 0; h < n_heads; ++h) {
+        const float inverse_sum = sums[h] == 0.0f ? 0.0f : 1.0f / sums[h];
+        float* acc = out + h * head_dim;
+        for (int32_t d = 0; d < head_dim; ++d) acc[d] *= inverse_sum;
+    }
 }
 
 template <Isa kIsa>

@@ -1,16 +1,19 @@
 // The scores of attend_heads_any_type over a Q8_0 key cache with AVX2: eight
 // keys at a time for each query head, the same int32 lanes, fma chain and
 // lane tree as the Q8_0 x Q8_0 dot product of every path (vec_dot.h), so the
-// bits are those of calling it once per key; and its weighted values over a
-// Q8_0 value cache, each row decoded in registers. Runs only after CPUID said
-// AVX2, FMA and F16C.
+// bits are those of calling it once per key; its online softmax, eight
+// library-exact expf at a time; and its weighted values over a Q8_0 value
+// cache, each row decoded in registers. Runs only after CPUID said AVX2, FMA
+// and F16C.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <limits>
 
 #include "ladder/kernels/cpu/attention_isa.h"
+#include "ladder/kernels/cpu/libm_expf_avx2.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/tensor/quant_blocks.h"
 
@@ -40,8 +43,8 @@ LADDER_AVX2 inline __m256 decode_8(const int8_t* qs, __m256 d) {
 // position order. The block table is read once per cache block, not per row.
 template <int kHeads>
 LADDER_AVX2 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
-                              int32_t first_visible, int32_t n_scores, const float* probabilities,
-                              float* out) {
+                              int32_t first_visible, int32_t n_scores, const float* weights,
+                              const float* rescales, float* out) {
     const int64_t row_bytes = kv.value_row_bytes();
     const int64_t block_stride = int64_t{kv.n_kv_heads} * kv.block_size * row_bytes;
     const auto* pool =
@@ -67,7 +70,13 @@ LADDER_AVX2 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table
                 const __m256 lo = decode_8(qs, d);
                 const __m256 hi = decode_8(qs + 8, d);
                 for (int h = 0; h < kHeads; ++h) {
-                    const __m256 p = _mm256_set1_ps(probabilities[h * n_scores + i]);
+                    const float rescale = rescales[h * n_scores + i];
+                    if (rescale != 1.0f) {
+                        const __m256 r = _mm256_set1_ps(rescale);
+                        acc[h][0] = _mm256_mul_ps(acc[h][0], r);
+                        acc[h][1] = _mm256_mul_ps(acc[h][1], r);
+                    }
+                    const __m256 p = _mm256_set1_ps(weights[h * n_scores + i]);
                     acc[h][0] = _mm256_fmadd_ps(lo, p, acc[h][0]);
                     acc[h][1] = _mm256_fmadd_ps(hi, p, acc[h][1]);
                 }
@@ -83,7 +92,7 @@ LADDER_AVX2 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table
 
 // weight_heads by its number of heads less one.
 using WeightHeadsFn = void (*)(const PagedKvLayer&, const int32_t*, int32_t, int32_t, int32_t,
-                               const float*, float*);
+                               const float*, const float*, float*);
 constexpr WeightHeadsFn kWeightHeads[] = {weight_heads<1>, weight_heads<2>, weight_heads<3>,
                                           weight_heads<4>};
 
@@ -91,26 +100,61 @@ constexpr WeightHeadsFn kWeightHeads[] = {weight_heads<1>, weight_heads<2>, weig
 
 LADDER_AVX2 void weight_q8_0_values_avx2(const PagedKvLayer& kv, const int32_t* block_table,
                                          int32_t kv_head, int32_t first_visible, int32_t n_scores,
-                                         const float* probabilities, int32_t n_heads, float* out) {
+                                         const float* weights, const float* rescales,
+                                         int32_t n_heads, float* out) {
     // Up to four heads at once: 8 accumulators, with the decoded vectors,
     // scale and probability, stay inside the 16 vector registers.
     constexpr auto kMaxHeads = static_cast<int32_t>(std::size(kWeightHeads));
     for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxHeads) {
-        const float* p = probabilities + int64_t{h0} * n_scores;
+        const float* w = weights + int64_t{h0} * n_scores;
+        const float* r = rescales + int64_t{h0} * n_scores;
         float* o = out + int64_t{h0} * kv.head_dim;
         kWeightHeads[std::min(kMaxHeads, n_heads - h0) - 1](kv, block_table, kv_head, first_visible,
-                                                            n_scores, p, o);
+                                                            n_scores, w, r, o);
     }
+}
+
+LADDER_AVX2 float online_softmax_avx2(float* scores, float* rescales, int32_t n) {
+    // First the maximum before each position (in rescales for now), then the
+    // exponentials eight at a time, then the sum's fma chain in order.
+    float running_max = -std::numeric_limits<float>::infinity();
+    for (int32_t i = 0; i < n; ++i) {
+        rescales[i] = running_max;
+        if (scores[i] > running_max) running_max = scores[i];
+    }
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const auto weigh = [&](float* score_at, float* rescale_at) LADDER_AVX2 {
+        const __m256 s = _mm256_loadu_ps(score_at);
+        const __m256 m = _mm256_loadu_ps(rescale_at);
+        const __m256 new_max = _mm256_cmp_ps(s, m, _CMP_GT_OQ);
+        const __m256 e =
+            libm_expf_avx2(_mm256_blendv_ps(_mm256_sub_ps(s, m), _mm256_sub_ps(m, s), new_max));
+        _mm256_storeu_ps(score_at, _mm256_blendv_ps(e, one, new_max));
+        _mm256_storeu_ps(rescale_at, _mm256_blendv_ps(one, e, new_max));
+    };
+    int32_t i = 0;
+    for (; i + 8 <= n; i += 8) weigh(scores + i, rescales + i);
+    if (i < n) {
+        float tail_scores[8] = {};
+        float tail_maxima[8] = {};
+        std::copy(scores + i, scores + n, tail_scores);
+        std::copy(rescales + i, rescales + n, tail_maxima);
+        weigh(tail_scores, tail_maxima);
+        std::copy(tail_scores, tail_scores + (n - i), scores + i);
+        std::copy(tail_maxima, tail_maxima + (n - i), rescales + i);
+    }
+    float sum = 0.0f;
+    for (int32_t k = 0; k < n; ++k) sum = std::fma(sum, rescales[k], scores[k]);
+    return sum;
 }
 
 LADDER_AVX2 void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* block_table,
                                       int32_t kv_head, int32_t first_visible, int32_t n_scores,
                                       const uint8_t* q_rows, int64_t q_row_stride, int32_t n_heads,
-                                      float scale, float* scores, float* max_scores) {
+                                      float scale, float* scores) {
     const int32_t n_blocks = kv.head_dim / tensor::kQK;
     const int64_t key_bytes = kv.key_row_bytes();
     const __m256 scale8 = _mm256_set1_ps(scale);
-    for (int32_t h = 0; h < n_heads; ++h) max_scores[h] = -std::numeric_limits<float>::infinity();
     int32_t i = 0;
     for (; i + 8 <= n_scores; i += 8) {
         const BlockQ8_0* keys[8];
@@ -133,11 +177,7 @@ LADDER_AVX2 void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* blo
                 }
             }
             const __m256 s = opaque(_mm256_mul_ps(sum_lanes_x8(acc), scale8));
-            float* head_scores = scores + static_cast<int64_t>(h) * n_scores + i;
-            _mm256_storeu_ps(head_scores, s);
-            for (int k = 0; k < 8; ++k) {
-                max_scores[h] = max_scores[h] < head_scores[k] ? head_scores[k] : max_scores[h];
-            }
+            _mm256_storeu_ps(scores + static_cast<int64_t>(h) * n_scores + i, s);
         }
     }
     for (; i < n_scores; ++i) {
@@ -154,7 +194,6 @@ LADDER_AVX2 void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* blo
             }
             const float s = opaque(hsum(acc) * scale);
             scores[static_cast<int64_t>(h) * n_scores + i] = s;
-            max_scores[h] = max_scores[h] < s ? s : max_scores[h];
         }
     }
 }

@@ -36,8 +36,8 @@ LADDER_AVX512 inline __m512 decode_16(const int8_t* qs, __m512 d) {
 // order. The block table is read once per cache block, not once per row.
 template <int kHeads>
 LADDER_AVX512 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
-                                int32_t first_visible, int32_t n_scores, const float* probabilities,
-                                float* out) {
+                                int32_t first_visible, int32_t n_scores, const float* weights,
+                                const float* rescales, float* out) {
     const int64_t row_bytes = kv.value_row_bytes();
     const int64_t block_stride = int64_t{kv.n_kv_heads} * kv.block_size * row_bytes;
     const auto* pool =
@@ -60,7 +60,13 @@ LADDER_AVX512 void weight_heads(const PagedKvLayer& kv, const int32_t* block_tab
                 const __m512 lo = decode_16(qs, d);
                 const __m512 hi = decode_16(qs + 16, d);
                 for (int h = 0; h < kHeads; ++h) {
-                    const __m512 p = _mm512_set1_ps(probabilities[h * n_scores + i]);
+                    const float rescale = rescales[h * n_scores + i];
+                    if (rescale != 1.0f) {
+                        const __m512 r = _mm512_set1_ps(rescale);
+                        acc[h][0] = _mm512_mul_ps(acc[h][0], r);
+                        acc[h][1] = _mm512_mul_ps(acc[h][1], r);
+                    }
+                    const __m512 p = _mm512_set1_ps(weights[h * n_scores + i]);
                     acc[h][0] = _mm512_fmadd_ps(lo, p, acc[h][0]);
                     acc[h][1] = _mm512_fmadd_ps(hi, p, acc[h][1]);
                 }
@@ -76,7 +82,7 @@ LADDER_AVX512 void weight_heads(const PagedKvLayer& kv, const int32_t* block_tab
 
 // weight_heads by its number of heads less one.
 using WeightHeadsFn = void (*)(const PagedKvLayer&, const int32_t*, int32_t, int32_t, int32_t,
-                               const float*, float*);
+                               const float*, const float*, float*);
 constexpr WeightHeadsFn kWeightHeads[] = {weight_heads<1>, weight_heads<2>, weight_heads<3>,
                                           weight_heads<4>, weight_heads<5>, weight_heads<6>,
                                           weight_heads<7>, weight_heads<8>};
@@ -85,16 +91,17 @@ constexpr WeightHeadsFn kWeightHeads[] = {weight_heads<1>, weight_heads<2>, weig
 
 LADDER_AVX512 void weight_q8_0_values_avx512(const PagedKvLayer& kv, const int32_t* block_table,
                                              int32_t kv_head, int32_t first_visible,
-                                             int32_t n_scores, const float* probabilities,
-                                             int32_t n_heads, float* out) {
+                                             int32_t n_scores, const float* weights,
+                                             const float* rescales, int32_t n_heads, float* out) {
     // Up to eight heads at once: 16 accumulators, with the decoded vectors,
     // scale and probability, stay inside the 32 vector registers.
     constexpr auto kMaxHeads = static_cast<int32_t>(std::size(kWeightHeads));
     for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxHeads) {
-        const float* p = probabilities + int64_t{h0} * n_scores;
+        const float* w = weights + int64_t{h0} * n_scores;
+        const float* r = rescales + int64_t{h0} * n_scores;
         float* o = out + int64_t{h0} * kv.head_dim;
         kWeightHeads[std::min(kMaxHeads, n_heads - h0) - 1](kv, block_table, kv_head, first_visible,
-                                                            n_scores, p, o);
+                                                            n_scores, w, r, o);
     }
 }
 

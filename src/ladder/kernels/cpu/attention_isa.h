@@ -37,27 +37,39 @@ double softmax_exp_sum_scalar(float* scores, int32_t first_visible, int32_t n_vi
 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, int32_t n_visible,
                             float max_score);
 
+// The softmax of attend_heads_any_type, online as llama.cpp's flash attention
+// runs it for a quantized cache, key by key: a score above the running
+// maximum M (from -inf) gets weight 1 and rescale expf(M - score) (the factor
+// the accumulator and the sum take before it), any other weight
+// expf(score - M) and rescale 1. scores[0, n) become the weights, rescales[0,
+// n) the rescales; returns the sum, fma(sum, rescale, weight) in order. The
+// scalar path calls the C library's expf; avx2 (attention_any_type_avx2.cpp)
+// computes it eight at a time in the same bits (libm_expf_avx2.h).
+float online_softmax_scalar(float* scores, float* rescales, int32_t n);
+float online_softmax_avx2(float* scores, float* rescales, int32_t n);
+
 // attention_any_type_avx2.cpp: the scores of attend_heads_any_type over a Q8_0
 // key cache, for n_heads queries already in Q8_0 (row h at q_rows + h *
 // q_row_stride): scores[h * n_scores + i] = dot(key of position
 // first_visible + i, query h) * scale, bit for bit the Q8_0 vec_dot of every
-// path; max_scores[h] the largest (NaN ignored).
+// path.
 void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
                           int32_t first_visible, int32_t n_scores, const uint8_t* q_rows,
-                          int64_t q_row_stride, int32_t n_heads, float scale, float* scores,
-                          float* max_scores);
+                          int64_t q_row_stride, int32_t n_heads, float scale, float* scores);
 // The weighted values of attend_heads_any_type over a Q8_0 value cache, for
-// n_heads heads whose probabilities are rows n_scores apart:
-// out[h * head_dim + d] = the fma chain, from 0 and in position order, of
-// decode(value of position first_visible + i)[d] times probabilities[h *
-// n_scores + i]: bit for bit the scalar path's decode and weight row ops, but
-// each row decoded in registers, never stored. avx2 (attention_any_type_avx2.cpp):
-// 256-bit vectors; avx512 (attention_any_type_avx512.cpp): 512-bit ones.
+// n_heads heads whose weights and rescales are rows n_scores apart: from 0 and
+// in position order, each head's accumulator is first multiplied by
+// rescales[h * n_scores + i] where that is not 1 (llama.cpp's rescale on a new
+// maximum score), then acc = fma(decode(value of position first_visible +
+// i)[d], weights[h * n_scores + i], acc): bit for bit the scalar path's decode
+// and weight row ops, but each row decoded in registers, never stored. avx2
+// (attention_any_type_avx2.cpp): 256-bit vectors; avx512
+// (attention_any_type_avx512.cpp): 512-bit ones.
 void weight_q8_0_values_avx2(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
-                             int32_t first_visible, int32_t n_scores, const float* probabilities,
-                             int32_t n_heads, float* out);
+                             int32_t first_visible, int32_t n_scores, const float* weights,
+                             const float* rescales, int32_t n_heads, float* out);
 void weight_q8_0_values_avx512(const PagedKvLayer& kv, const int32_t* block_table, int32_t kv_head,
-                               int32_t first_visible, int32_t n_scores, const float* probabilities,
-                               int32_t n_heads, float* out);
+                               int32_t first_visible, int32_t n_scores, const float* weights,
+                               const float* rescales, int32_t n_heads, float* out);
 
 }  // namespace ladder::kernels::cpu::detail
