@@ -1,9 +1,10 @@
 """Goldens of the quantized KV cache from llama.cpp (through llama-cpp-python):
 the top-20 next-token log-probabilities at every position of fixed token
 sequences, computed with K and V cached as Q8_0 (type_k = type_v = q8_0,
-flash attention on, as llama.cpp requires for a quantized V cache). The
-sequences are each model golden's prompt and greedy continuation, and one
-window of text long enough for the cache's rounding to accumulate."""
+flash attention on, as llama.cpp requires for a quantized V cache; llama.cpp
+then holds the cache Walsh-Hadamard-rotated, as ladder does). The sequences
+are each model golden's prompt and greedy continuation, and one window of
+text long enough for the cache's rounding to accumulate."""
 
 from goldens import model_goldens as mg
 

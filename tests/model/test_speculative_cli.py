@@ -48,11 +48,27 @@ def test_run_with_speculation_gives_the_same_tokens(ladder_bin, default_model):
     assert speculative["text"] == plain["text"]
 
 
+def test_a_fixed_draft_length_is_taken_and_keeps_the_models_tokens(ladder_bin, default_model):
+    """"adaptive": false (draft num_speculative_tokens at every step, as vLLM
+    does) is a key the flag takes; every draft is then full length where the
+    lookup matched, and the output is still the model's own."""
+    args = ("run", "-m", default_model, "-p", COPY_PROMPT, "-n", "20", "--temp", "0", "--json",
+            "--no-timings")
+    plain = run_ladder_json(ladder_bin, *args)
+    fixed = json.dumps({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3,
+                        "prompt_lookup_min": 2, "adaptive": False})
+    speculative = run_ladder_json(ladder_bin, *args, "--speculative-config", fixed)
+    assert speculative["text"] == plain["text"]
+    drafts = speculative["spec_decode_num_drafts"]
+    assert speculative["spec_decode_draft_tokens"] == 3 * drafts and drafts > 0, speculative
+
+
 def test_a_bad_speculative_config_is_refused_by_name(ladder_bin, default_model):
     cases = {
         '{"method": "ngram", "num_speculative_tokens": 4, "lookahead": 2}': "lookahead",
         '{"method": "medusa", "num_speculative_tokens": 4}': "medusa",
         '{"method": "ngram"}': "num_speculative_tokens",
+        '{"method": "ngram", "num_speculative_tokens": 4, "adaptive": "no"}': "adaptive",
         '{"method": "suffix", "num_speculative_tokens": 4, "prompt_lookup_max": 3}': "prompt_lookup_max",
         "not json": "JSON",
         # Not the flag's error but the file's: the path is named.

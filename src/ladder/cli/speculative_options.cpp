@@ -27,6 +27,11 @@ double number_field(const json& value, const std::string& key) {
     return value.get<double>();
 }
 
+bool bool_field(const json& value, const std::string& key) {
+    if (!value.is_boolean()) util::fail("{}: \"{}\" must be true or false", kFlag, key);
+    return value.get<bool>();
+}
+
 std::string string_field(const json& value, const std::string& key) {
     if (!value.is_string()) util::fail("{}: \"{}\" must be a string", kFlag, key);
     return value.get<std::string>();
@@ -82,6 +87,8 @@ std::optional<engine::SpeculativeConfig> parse_speculative_config(const std::str
             config.suffix_max_spec_factor = number_field(value, key);
         } else if (key == "suffix_decoding_min_token_prob") {
             config.suffix_min_token_prob = number_field(value, key);
+        } else if (key == "adaptive") {
+            config.adaptive = bool_field(value, key);
         } else {
             util::fail("{}: unknown key \"{}\"", kFlag, key);
         }

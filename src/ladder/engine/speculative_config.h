@@ -35,8 +35,9 @@ struct SpeculativeConfig {
     // suffix: the index's memory bound, in nodes (about 64 bytes each).
     int64_t suffix_max_nodes = int64_t{1} << 22;
     // Off: every decode drafts num_speculative_tokens (as far as the budget
-    // and max_tokens allow), whatever it costs; for tests of the drafters
-    // and verification, which must not depend on the machine's timing.
+    // and max_tokens allow), whatever it costs, as vLLM does; for measuring a
+    // fixed draft length, and for tests of the drafters and verification,
+    // which must not depend on the machine's timing.
     bool adaptive = true;
 };
 
