@@ -241,5 +241,91 @@ TEST(Attention, fast_softmax_sums_match_scalar_bit_for_bit) {
     EXPECT_GT(n_groupings_that_matter, 10);
 }
 
+// Cuts [begin, end) at random multiples of `step` into up to four pieces.
+std::vector<IndexRange> random_pieces(std::mt19937& rng, int32_t begin, int32_t end, int32_t step) {
+    std::vector<int32_t> cuts = {begin, end};
+    for (int i = 0; i < 3; ++i) {
+        const int32_t cut =
+            static_cast<int32_t>(rng() % static_cast<uint32_t>(end + 1)) / step * step;
+        if (cut > begin && cut < end) cuts.push_back(cut);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::vector<IndexRange> pieces;
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) pieces.push_back({cuts[i], cuts[i + 1]});
+    std::shuffle(pieces.begin(), pieces.end(), rng);  // any order, as threads take them
+    return pieces;
+}
+
+// The split steps, with the positions and the dimensions cut at random and
+// the pieces run in any order, give attend_heads' bits on every path that has
+// them.
+TEST(Attention, split_steps_give_attend_heads_bits_however_they_are_cut) {
+    std::mt19937 rng(21);
+    const std::vector<Shape> shapes = {{64, 16, 3, 1.0f}, {256, 16, 1, 3.0f}, {128, 7, 2, 0.3f}};
+    int n_compared = 0;
+    for (const Isa isa : fast_isas()) {
+        const SplitAttentionKernels* split = split_attention_for(isa);
+        ASSERT_NE(split, nullptr) << isa_name(isa);
+        for (const Shape& shape : shapes) {
+            const PagedCache cache(rng, shape.n_kv_heads, shape.block_size, shape.head_dim, 600,
+                                   shape.key_scale);
+            const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+            for (const int32_t n_heads : {1, 2, 3, 4, 5, 6}) {
+                for (const int32_t n_visible : {1, 9, 100, 257, 600}) {
+                    for (const int32_t first_visible : {0, n_visible / 3, n_visible - 1}) {
+                        const int32_t kv_head = static_cast<int32_t>(rng() % shape.n_kv_heads);
+                        const auto q = random_query(rng, shape.head_dim * n_heads);
+                        const int32_t n_scores = n_visible - first_visible;
+                        const auto rows = static_cast<size_t>(n_heads * n_scores);
+                        const auto dims = static_cast<size_t>(n_heads * shape.head_dim);
+                        std::vector<float> scores(rows, std::nanf(""));
+                        std::vector<float> want(dims, std::nanf(""));
+                        attend_heads_for(isa)(q.data(), n_heads, cache.block_table.data(),
+                                              first_visible, n_visible, cache.layer(), kv_head,
+                                              scale, scores.data(), want.data());
+
+                        std::vector<float> got(dims, std::nanf(""));
+                        std::vector<float> max(static_cast<size_t>(n_heads), -INFINITY);
+                        const auto n_groups =
+                            static_cast<size_t>(softmax_group_count(first_visible, n_visible));
+                        std::vector<float> group_sums(n_groups * n_heads, std::nanf(""));
+                        std::vector<float> probabilities(rows, std::nanf(""));
+                        std::fill(scores.begin(), scores.end(), std::nanf(""));
+                        const auto pieces = random_pieces(rng, first_visible, n_visible, 8);
+                        for (const IndexRange piece : pieces) {
+                            std::vector<float> piece_max(static_cast<size_t>(n_heads));
+                            split->score(q.data(), n_heads, cache.block_table.data(), first_visible,
+                                         n_visible, piece, cache.layer(), kv_head, scale,
+                                         scores.data(), piece_max.data());
+                            for (size_t h = 0; h < max.size(); ++h) {
+                                max[h] = max[h] < piece_max[h] ? piece_max[h] : max[h];
+                            }
+                        }
+                        for (const IndexRange piece : pieces) {
+                            split->exponentiate(scores.data(), n_heads, first_visible, n_visible,
+                                                piece, max.data(), group_sums.data());
+                        }
+                        for (const IndexRange piece : random_pieces(rng, 0, shape.head_dim, 16)) {
+                            split->weigh(scores.data(), n_heads, group_sums.data(),
+                                         cache.block_table.data(), first_visible, n_visible,
+                                         cache.layer(), kv_head, piece, probabilities.data(),
+                                         got.data());
+                        }
+                        ASSERT_EQ(std::memcmp(got.data(), want.data(), dims * sizeof(float)), 0)
+                            << isa_name(isa) << " split differs: " << n_heads << " heads, head_dim "
+                            << shape.head_dim << ", positions [" << first_visible << ", "
+                            << n_visible << ")";
+                        ++n_compared;
+                    }
+                }
+            }
+        }
+    }
+    if (fast_isas().empty()) GTEST_SKIP() << "no AVX2 on this CPU";
+    EXPECT_GT(n_compared, 0);
+    EXPECT_EQ(split_attention_for(Isa::Scalar), nullptr);
+}
+
 }  // namespace attention_test
 }  // namespace ladder::kernels::cpu

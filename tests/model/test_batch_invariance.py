@@ -3,8 +3,13 @@ bits whether its sequence was computed in one pass or one token per step, as
 generation computes it (DESIGN.md: a row's reductions run in a fixed order)."""
 
 import json
+import os
 
-from conftest import load_goldens, run_ladder_json
+import pytest
+
+from conftest import ROOT, load_goldens, run_ladder_json
+
+GEMMA3_MODEL = os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf")
 
 
 def test_step_by_step_logprobs_equal_one_pass_logprobs(ladder_bin, default_model):
@@ -17,4 +22,30 @@ def test_step_by_step_logprobs_equal_one_pass_logprobs(ladder_bin, default_model
                                "--batch-prefix", str(len(case["prompt_tokens"])))
     assert len(one_pass["top_logprobs"]) == len(stepwise["top_logprobs"]) == len(sequence)
     for position, (a, b) in enumerate(zip(one_pass["top_logprobs"], stepwise["top_logprobs"])):
+        assert a == b, f"position {position}: one pass {a[:2]} vs step by step {b[:2]}"
+
+
+# Past 512 visible positions, one sequence decoding with fewer KV heads than
+# threads runs the exact attention cut over positions and dimensions
+# (model/paged_attention_split.cpp); a prefill runs it whole. Step-by-step
+# logprobs after a long prefix must still equal one pass's, on both models
+# (SmolLM2: 3 KV heads on 4 threads; Gemma 3: 1 on 2, and sliding-window
+# layers).
+@pytest.mark.parametrize("model_name,threads", [("smollm2", "4"), ("gemma3", "2")])
+def test_long_context_decode_equals_one_pass(ladder_bin, default_model, model_name, threads):
+    model = default_model if model_name == "smollm2" else GEMMA3_MODEL
+    if not os.path.exists(model):
+        pytest.skip(f"{model} is absent (`make model-gemma3` fetches it)")
+    case = load_goldens(model, "model_goldens.json")["prompts"][1]
+    tokens = case["prompt_tokens"][1:]
+    prefix = case["prompt_tokens"][:1] + tokens * (700 // len(tokens) + 1)
+    prefix = prefix[:700]
+    sequence = prefix + case["greedy"][:12]
+    common = ["-m", model, "--tokens", json.dumps(sequence), "--top", "10", "-t", threads]
+    one_pass = run_ladder_json(ladder_bin, "logprobs", *common)
+    stepwise = run_ladder_json(ladder_bin, "logprobs", *common, "--batch-prefix", str(len(prefix)))
+    assert len(one_pass["top_logprobs"]) == len(stepwise["top_logprobs"]) == len(sequence)
+    for position in range(len(prefix), len(sequence)):
+        a = one_pass["top_logprobs"][position]
+        b = stepwise["top_logprobs"][position]
         assert a == b, f"position {position}: one pass {a[:2]} vs step by step {b[:2]}"

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "ladder/kernels/cpu/attention.h"
 #include "ladder/kernels/cpu/matmul.h"
 #include "ladder/model/model_config.h"
 #include "ladder/util/thread_pool.h"
@@ -56,6 +57,32 @@ struct ForwardScratch {
     std::vector<int32_t> end_visible;               // [T] its position + 1
     std::vector<float> attention_partials;          // the split tiles' chunk softmaxes
     std::vector<float> attention_thread_scratch;    // [threads][chunked_attention_scratch_floats]
+
+    // The exact attention split over positions and dimensions
+    // (paged_attention_split.cpp): one (token, KV head) pair's query heads,
+    // where its scores and group sums live, and the pieces threads take.
+    struct SplitAttentionPair {
+        int32_t row;
+        int32_t kv_head;
+        int32_t first_visible;
+        int32_t n_visible;
+        const int32_t* block_table;
+        int64_t scores_offset;  // [heads][positions] in split_scores
+        int64_t sums_offset;    // [heads][softmax groups] in split_group_sums
+    };
+    struct SplitAttentionPiece {
+        int32_t pair;
+        kernels::cpu::IndexRange range;  // positions or dimensions
+    };
+    std::vector<SplitAttentionPair> split_pairs;
+    std::vector<SplitAttentionPiece> split_position_pieces;
+    std::vector<SplitAttentionPiece> split_dim_pieces;
+    std::vector<float> split_scores;
+    std::vector<float> split_group_sums;
+    std::vector<float> split_max;       // [position pieces][heads]
+    std::vector<float> split_pair_max;  // [pairs][heads]
+    std::vector<float> split_probabilities;
+    std::vector<int64_t> split_probability_offsets;  // [dimension pieces]
 
     // Makes room for n_rows rows of every buffer (scores grow on demand).
     void ensure(const ModelConfig& config, int64_t n_rows);

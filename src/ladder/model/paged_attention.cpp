@@ -56,6 +56,10 @@ void exact_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t
                            const ModelConfig& config, float scale, int32_t window,
                            ForwardScratch& scratch, util::ThreadPool& pool) {
     const kernels::cpu::PagedKvLayer kv_layer = paged_kv_layer(kv, layer);
+    if (split_attention_pays(batch, kv_layer, config, window, pool.n_threads())) {
+        split_paged_attention(batch, kv, layer, config, scale, window, scratch, pool);
+        return;
+    }
     const int32_t group = config.n_heads / config.n_kv_heads;
     // Tasks are (token, head group) pairs of all sequences, grouped into one
     // contiguous range per chunk; each chunk has its own rows of score

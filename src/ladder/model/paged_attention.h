@@ -54,4 +54,14 @@ void chunked_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32
                              const ModelConfig& config, float scale, int32_t window,
                              ForwardScratch& scratch, util::ThreadPool& pool);
 
+// The exact path cut over positions and dimensions (paged_attention_split.cpp),
+// for a step with fewer (token, KV head) pairs than threads (one sequence
+// decoding) at a context long enough to pay for it; the same bits as the
+// exact path's tasks.
+bool split_attention_pays(const Batch& batch, const kernels::cpu::PagedKvLayer& kv,
+                          const ModelConfig& config, int32_t window, int n_threads);
+void split_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t layer,
+                           const ModelConfig& config, float scale, int32_t window,
+                           ForwardScratch& scratch, util::ThreadPool& pool);
+
 }  // namespace ladder::model

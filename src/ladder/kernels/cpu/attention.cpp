@@ -84,6 +84,24 @@ void attend_heads(const float* q, int32_t n_heads, const int32_t* block_table,
     chosen(q, n_heads, block_table, first_visible, n_visible, kv, kv_head, scale, scores, out);
 }
 
+const SplitAttentionKernels* split_attention_for(Isa isa) {
+    LADDER_CHECK(isa_supported(isa, cpu_features()), "kernel path not supported by this CPU");
+    switch (isa) {
+        case Isa::Scalar:
+            return nullptr;
+        case Isa::Avx2:
+            return &detail::kSplitAttentionAvx2;
+        case Isa::Avx512:
+            return &detail::kSplitAttentionAvx512;
+    }
+    return nullptr;
+}
+
+const SplitAttentionKernels* split_attention() {
+    static const SplitAttentionKernels* chosen = split_attention_for(cpu_kernels().isa);
+    return chosen;
+}
+
 void store_kv(const float* k, const float* v, int64_t slot, void* keys, void* values,
               const PagedKvLayer& layout) {
     const int64_t block = slot / layout.block_size;

@@ -99,6 +99,55 @@ void attend_heads(const float* q, int32_t n_heads, const int32_t* block_table,
 
 AttendHeadsFn attend_heads_for(Isa isa);
 
+// Indices [begin, end): positions of a context or dimensions of a head.
+struct IndexRange {
+    int32_t begin;
+    int32_t end;
+    int32_t size() const { return end - begin; }
+};
+
+// The groups of 8 positions, aligned to position 0, that [first_visible,
+// n_visible) touches: the softmax sums each in float, then the groups in double.
+inline int32_t softmax_group_count(int32_t first_visible, int32_t n_visible) {
+    return n_visible > first_visible ? (n_visible - 1) / 8 - first_visible / 8 + 1 : 0;
+}
+
+// attend_heads of an is_f16() layer cut into three steps, each of which may be
+// split over threads, for a token whose head groups alone cannot keep every
+// thread busy (one sequence decoding, fewer KV heads than threads).
+// Run in order, the steps give attend_heads' bits: a score depends only on
+// its query and key, an exp on its score and the maximum, the group sums are
+// added in position order whichever step computed them, and each output
+// dimension is its own fma chains. With scores [n_heads][n_scores] and
+// group_sums [n_heads][softmax_group_count] (n_scores = n_visible -
+// first_visible):
+struct SplitAttentionKernels {
+    // The scores of positions [positions) for every head, and each head's
+    // largest of them in max_scores[h].
+    void (*score)(const float* q, int32_t n_heads, const int32_t* block_table,
+                  int32_t first_visible, int32_t n_visible, IndexRange positions,
+                  const PagedKvLayer& kv, int32_t kv_head, float scale, float* scores,
+                  float* max_scores);
+    // The exps of positions [positions), given each head's maximum over all
+    // of them, and the sums of the groups they hold. positions.begin is
+    // first_visible or a multiple of 8, positions.end n_visible or one.
+    void (*exponentiate)(float* scores, int32_t n_heads, int32_t first_visible,
+                         int32_t n_visible, IndexRange positions, const float* max_scores,
+                         float* group_sums);
+    // Dimensions [dims) (multiples of 16) of every head's output, from all
+    // the exps and group sums; probabilities is scratch for n_heads * n_scores
+    // floats.
+    void (*weigh)(const float* exps, int32_t n_heads, const float* group_sums,
+                  const int32_t* block_table, int32_t first_visible, int32_t n_visible,
+                  const PagedKvLayer& kv, int32_t kv_head, IndexRange dims, float* probabilities,
+                  float* out);
+};
+
+// The split steps of the path cpu_kernels() chose, or null where it has none
+// (the scalar path: run attend_heads whole). head_dim must be a multiple of 16.
+const SplitAttentionKernels* split_attention();
+const SplitAttentionKernels* split_attention_for(Isa isa);
+
 // Stores one token's K and V rows (float, [n_kv_heads, head_dim]) at a slot
 // of a layer's pools (keys, values: the pools layout describes; its own
 // pointers are not used), in their types, in the bytes llama.cpp's CPU cache

@@ -167,11 +167,11 @@ constexpr int kMaxGroupHeads = 4;
 // score_positions for n_heads (2..4) query heads at once, q_rounded[h] each:
 // every key chunk is converted once for all of them. Each score is the same
 // fma chain and the same lane tree as score_positions gives it; scores of
-// head h go to scores + h * n_scores, its largest to max_scores[h].
+// head h go to scores + h * stride, its largest to max_scores[h].
 template <int n_heads>
 LADDER_AVX2 void score_positions_heads(const float (*q_rounded)[kMaxHeadDim], PagedRows keys,
                                        int32_t n_scores, int32_t head_dim, float scale,
-                                       float* scores, float* max_scores) {
+                                       int32_t stride, float* scores, float* max_scores) {
     // Fixed at compile time so the accumulators live in registers.
     constexpr int keys_per_step = n_heads == 2 ? 4 : 2;  // heads x keys <= 8 vectors
     const __m256 scale8 = _mm256_set1_ps(scale);
@@ -198,7 +198,7 @@ LADDER_AVX2 void score_positions_heads(const float (*q_rounded)[kMaxHeadDim], Pa
         for (int h = 0; h < n_heads; ++h) {
             for (int k = 0; k < keys_per_step; ++k) {
                 const float score = s[h * keys_per_step + k];
-                scores[h * n_scores + i + k] = score;
+                scores[h * stride + i + k] = score;
                 max_scores[h] = max_scores[h] < score ? score : max_scores[h];
             }
         }
@@ -211,24 +211,24 @@ LADDER_AVX2 void score_positions_heads(const float (*q_rounded)[kMaxHeadDim], Pa
                 acc = _mm256_fmadd_ps(_mm256_load_ps(q_rounded[h] + d), load_f16x8(key + d), acc);
             }
             const float score = opaque(hsum(acc) * scale);
-            scores[h * n_scores + i] = score;
+            scores[h * stride + i] = score;
             max_scores[h] = max_scores[h] < score ? score : max_scores[h];
         }
     }
 }
 
 // weight_values for n_heads (1..4) heads at once (probabilities of head h at
-// probabilities + h * n_scores, its output at out + h * head_dim): each value
-// chunk is converted once for all heads; every lane's fma chain is the one
-// weight_values runs.
+// probabilities + h * n_scores, its output at out + h * head_dim), dimensions
+// [dims.begin, dims.end) of each: each value chunk is converted once for all
+// heads; every lane's fma chain is the one weight_values runs.
 template <int n_heads>
 LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows values,
                                      int32_t first_visible, int32_t n_scores, int32_t head_dim,
-                                     float* out) {
+                                     IndexRange dims, float* out) {
     alignas(32) float lanes[kMaxGroupHeads][8][kLaneRowFloats];
     for (int h = 0; h < n_heads; ++h) {
         for (auto& lane : lanes[h]) {
-            std::memset(lane, 0, sizeof(float) * static_cast<size_t>(head_dim));
+            std::memset(lane + dims.begin, 0, sizeof(float) * static_cast<size_t>(dims.size()));
         }
     }
     for (int32_t i = 0; i < n_scores; ++i) {
@@ -236,7 +236,7 @@ LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows value
         const int residue = (first_visible + i) & 7;
         __m256 p[kMaxGroupHeads];
         for (int h = 0; h < n_heads; ++h) p[h] = _mm256_set1_ps(probabilities[h * n_scores + i]);
-        for (int32_t d = 0; d < head_dim; d += 8) {
+        for (int32_t d = dims.begin; d < dims.end; d += 8) {
             const __m256 v = load_f16x8(value + d);
             for (int h = 0; h < n_heads; ++h) {
                 float* lane = lanes[h][residue] + d;
@@ -245,7 +245,7 @@ LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows value
         }
     }
     for (int h = 0; h < n_heads; ++h) {
-        for (int32_t d = 0; d < head_dim; d += 8) {
+        for (int32_t d = dims.begin; d < dims.end; d += 8) {
             __m256 l[8];
             for (int j = 0; j < 8; ++j) l[j] = _mm256_load_ps(lanes[h][j] + d);
             const __m256 sum =
@@ -263,11 +263,11 @@ LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows value
 template <int n_heads>
 LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRows values,
                                             int32_t first_visible, int32_t n_scores,
-                                            int32_t head_dim, float* out) {
+                                            int32_t head_dim, IndexRange dims, float* out) {
     alignas(64) float lanes[n_heads][8][kLaneRowFloats];
     for (int h = 0; h < n_heads; ++h) {
         for (auto& lane : lanes[h]) {
-            std::memset(lane, 0, sizeof(float) * static_cast<size_t>(head_dim));
+            std::memset(lane + dims.begin, 0, sizeof(float) * static_cast<size_t>(dims.size()));
         }
     }
     for (int32_t i = 0; i < n_scores; ++i) {
@@ -275,7 +275,7 @@ LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRow
         const int residue = (first_visible + i) & 7;
         __m512 p[n_heads];
         for (int h = 0; h < n_heads; ++h) p[h] = _mm512_set1_ps(probabilities[h * n_scores + i]);
-        for (int32_t d = 0; d < head_dim; d += 16) {
+        for (int32_t d = dims.begin; d < dims.end; d += 16) {
             const __m512 v =
                 _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(value + d)));
             for (int h = 0; h < n_heads; ++h) {
@@ -285,7 +285,7 @@ LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRow
         }
     }
     for (int h = 0; h < n_heads; ++h) {
-        for (int32_t d = 0; d < head_dim; d += 16) {
+        for (int32_t d = dims.begin; d < dims.end; d += 16) {
             __m512 l[8];
             for (int j = 0; j < 8; ++j) l[j] = _mm512_load_ps(lanes[h][j] + d);
             const __m512 sum =
@@ -307,7 +307,7 @@ LADDER_AVX2 void attend_group(const float (*q_rounded)[kMaxHeadDim], PagedRows k
     if constexpr (n_heads == 1) {
         max_scores[0] = score_positions(q_rounded[0], keys, n_scores, head_dim, scale, scores);
     } else {
-        score_positions_heads<n_heads>(q_rounded, keys, n_scores, head_dim, scale, scores,
+        score_positions_heads<n_heads>(q_rounded, keys, n_scores, head_dim, scale, n_scores, scores,
                                        max_scores);
     }
     for (int h = 0; h < n_heads; ++h) {
@@ -317,25 +317,27 @@ LADDER_AVX2 void attend_group(const float (*q_rounded)[kMaxHeadDim], PagedRows k
         normalise(head_scores, n_scores, static_cast<float>(1.0 / sum));
     }
     if constexpr (kWide) {
-        weight_values_heads_wide<n_heads>(scores, values, first_visible, n_scores, head_dim, out);
+        weight_values_heads_wide<n_heads>(scores, values, first_visible, n_scores, head_dim,
+                                          {0, head_dim}, out);
     } else {
-        weight_values_heads<n_heads>(scores, values, first_visible, n_scores, head_dim, out);
+        weight_values_heads<n_heads>(scores, values, first_visible, n_scores, head_dim,
+                                     {0, head_dim}, out);
     }
 }
 
-}  // namespace
-
-LADDER_AVX2 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, int32_t n_visible,
-                                        float max_score) {
+// The exps of softmax_exp_sum_avx2, each group's float sum handed to
+// group_sum(float) in position order.
+template <typename GroupSum>
+LADDER_AVX2 void softmax_exp_groups(float* scores, int32_t first_visible, int32_t n_visible,
+                                    float max_score, const GroupSum& group_sum) {
     const __m256 max8 = _mm256_set1_ps(max_score);
     const int32_t n_scores = n_visible - first_visible;
-    double sum = 0.0;
     for (int32_t group = first_visible - first_visible % 8; group < n_visible; group += 8) {
         const int32_t begin = group - first_visible;  // index of the group's lane 0
         if (begin >= 0 && begin + 8 <= n_scores) {
             const __m256 e = fast_exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(scores + begin), max8));
             _mm256_storeu_ps(scores + begin, e);
-            sum += static_cast<double>(hsum(e));
+            group_sum(hsum(e));
             continue;
         }
         // A group cut by the window's start or end: absent lanes add 0, as in
@@ -353,8 +355,17 @@ LADDER_AVX2 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, in
                 e[j] = 0.0f;
             }
         }
-        sum += static_cast<double>(hsum(_mm256_load_ps(e)));
+        group_sum(hsum(_mm256_load_ps(e)));
     }
+}
+
+}  // namespace
+
+LADDER_AVX2 double softmax_exp_sum_avx2(float* scores, int32_t first_visible, int32_t n_visible,
+                                        float max_score) {
+    double sum = 0.0;
+    softmax_exp_groups(scores, first_visible, n_visible, max_score,
+                       [&](float group) { sum += static_cast<double>(group); });
     return sum;
 }
 
@@ -460,5 +471,127 @@ void attend_heads_avx512(const float* q, int32_t n_heads, const int32_t* block_t
     attend_heads_in_groups<true>(q, n_heads, block_table, first_visible, n_visible, kv, kv_head,
                                  scale, scores, out);
 }
+
+namespace {
+
+// Split attention (attention.h, SplitAttentionKernels): the pieces of
+// attend_heads_in_groups, each over a part of the positions or dimensions.
+
+LADDER_AVX2 void split_score(const float* q, int32_t n_heads, const int32_t* block_table,
+                             int32_t first_visible, int32_t n_visible, IndexRange positions,
+                             const PagedKvLayer& kv, int32_t kv_head, float scale, float* scores,
+                             float* max_scores) {
+    const int32_t head_dim = kv.head_dim;
+    const int32_t n_scores = n_visible - first_visible;
+    const int32_t n = positions.end - positions.begin;
+    float* first = scores + (positions.begin - first_visible);
+    for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxGroupHeads) {
+        const int group = std::min<int32_t>(kMaxGroupHeads, n_heads - h0);
+        alignas(32) float q_rounded[kMaxGroupHeads][kMaxHeadDim];
+        for (int h = 0; h < group; ++h) {
+            for (int32_t d = 0; d < head_dim; d += 8) {
+                _mm256_store_ps(q_rounded[h] + d,
+                                round_to_f16(_mm256_loadu_ps(q + (h0 + h) * head_dim + d)));
+            }
+        }
+        const PagedRows keys(kv.f16_keys(), block_table, kv, kv_head, positions.begin);
+        float* group_scores = first + static_cast<int64_t>(h0) * n_scores;
+        switch (group) {
+            case 1:
+                max_scores[h0] =
+                    score_positions(q_rounded[0], keys, n, head_dim, scale, group_scores);
+                break;
+            case 2:
+                score_positions_heads<2>(q_rounded, keys, n, head_dim, scale, n_scores,
+                                         group_scores, max_scores + h0);
+                break;
+            case 3:
+                score_positions_heads<3>(q_rounded, keys, n, head_dim, scale, n_scores,
+                                         group_scores, max_scores + h0);
+                break;
+            default:
+                score_positions_heads<4>(q_rounded, keys, n, head_dim, scale, n_scores,
+                                         group_scores, max_scores + h0);
+                break;
+        }
+    }
+}
+
+LADDER_AVX2 void split_exponentiate(float* scores, int32_t n_heads, int32_t first_visible,
+                                    int32_t n_visible, IndexRange positions,
+                                    const float* max_scores, float* group_sums) {
+    const int32_t n_scores = n_visible - first_visible;
+    const int32_t n_groups = softmax_group_count(first_visible, n_visible);
+    const int32_t first_group = positions.begin / 8 - first_visible / 8;
+    for (int32_t h = 0; h < n_heads; ++h) {
+        float* sums = group_sums + static_cast<int64_t>(h) * n_groups + first_group;
+        softmax_exp_groups(
+            scores + static_cast<int64_t>(h) * n_scores + (positions.begin - first_visible),
+            positions.begin, positions.end, max_scores[h], [&](float group) { *sums++ = group; });
+    }
+}
+
+template <int n_heads, bool kWide>
+LADDER_AVX2 void weigh_group(const float* probabilities, PagedRows values, int32_t first_visible,
+                             int32_t n_scores, int32_t head_dim, IndexRange dims, float* out) {
+    if constexpr (kWide) {
+        weight_values_heads_wide<n_heads>(probabilities, values, first_visible, n_scores, head_dim,
+                                          dims, out);
+    } else {
+        weight_values_heads<n_heads>(probabilities, values, first_visible, n_scores, head_dim, dims,
+                                     out);
+    }
+}
+
+template <bool kWide>
+LADDER_AVX2 void split_weigh(const float* exps, int32_t n_heads, const float* group_sums,
+                             const int32_t* block_table, int32_t first_visible, int32_t n_visible,
+                             const PagedKvLayer& kv, int32_t kv_head, IndexRange dims,
+                             float* probabilities, float* out) {
+    const int32_t head_dim = kv.head_dim;
+    const int32_t n_scores = n_visible - first_visible;
+    const int32_t n_groups = softmax_group_count(first_visible, n_visible);
+    for (int32_t h = 0; h < n_heads; ++h) {
+        double sum = 0.0;
+        for (int32_t g = 0; g < n_groups; ++g) {
+            sum += static_cast<double>(group_sums[static_cast<int64_t>(h) * n_groups + g]);
+        }
+        float* head_probabilities = probabilities + static_cast<int64_t>(h) * n_scores;
+        std::memcpy(head_probabilities, exps + static_cast<int64_t>(h) * n_scores,
+                    sizeof(float) * static_cast<size_t>(n_scores));
+        normalise(head_probabilities, n_scores, static_cast<float>(1.0 / sum));
+    }
+    for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxGroupHeads) {
+        const int group = std::min<int32_t>(kMaxGroupHeads, n_heads - h0);
+        const PagedRows values(kv.f16_values(), block_table, kv, kv_head, first_visible);
+        const float* p = probabilities + static_cast<int64_t>(h0) * n_scores;
+        float* group_out = out + h0 * head_dim;
+        switch (group) {
+            case 1:
+                weigh_group<1, kWide>(p, values, first_visible, n_scores, head_dim, dims,
+                                      group_out);
+                break;
+            case 2:
+                weigh_group<2, kWide>(p, values, first_visible, n_scores, head_dim, dims,
+                                      group_out);
+                break;
+            case 3:
+                weigh_group<3, kWide>(p, values, first_visible, n_scores, head_dim, dims,
+                                      group_out);
+                break;
+            default:
+                weigh_group<4, kWide>(p, values, first_visible, n_scores, head_dim, dims,
+                                      group_out);
+                break;
+        }
+    }
+}
+
+}  // namespace
+
+const SplitAttentionKernels kSplitAttentionAvx2{split_score, split_exponentiate,
+                                                split_weigh<false>};
+const SplitAttentionKernels kSplitAttentionAvx512{split_score, split_exponentiate,
+                                                  split_weigh<true>};
 
 }  // namespace ladder::kernels::cpu::detail

@@ -27,6 +27,11 @@ void attend_heads_avx512(const float* q, int32_t n_heads, const int32_t* block_t
                          int32_t first_visible, int32_t n_visible, const PagedKvLayer& kv,
                          int32_t kv_head, float scale, float* scores, float* out);
 
+// attention_avx2.cpp: the split steps (attention.h) of the avx2 path, and of
+// the avx512 one (its values weighted by 512-bit vectors).
+extern const SplitAttentionKernels kSplitAttentionAvx2;
+extern const SplitAttentionKernels kSplitAttentionAvx512;
+
 // The softmax step of each path, exposed because its grouping shows in the
 // output only through rare roundings: scores[i] = fast_exp(scores[i] -
 // max_score) for positions [first_visible, n_visible), and their sum over
