@@ -116,7 +116,8 @@ void split_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32_t
         return int64_t{pair.row} * config.q_dim() + int64_t{pair.kv_head} * group * config.head_dim;
     };
     const auto& positions = scratch.split_position_pieces;
-    scratch.split_max.assign(positions.size() * static_cast<size_t>(group), 0.0f);
+    // Every piece writes its own maxima: nothing to clear.
+    scratch.split_max.resize(positions.size() * static_cast<size_t>(group));
     pool.parallel_for(static_cast<int64_t>(positions.size()), [&](int64_t i) {
         const SplitPiece& piece = positions[static_cast<size_t>(i)];
         const SplitPair& pair = scratch.split_pairs[static_cast<size_t>(piece.pair)];

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 #include "ladder/kernels/cpu/attention_isa.h"
@@ -296,6 +297,45 @@ LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRow
     }
 }
 
+// The queries of `group` heads (q holds them head_dim apart) rounded to F16,
+// as the reference rounds them before the dot with the F16 keys.
+LADDER_AVX2 void round_queries(const float* q, int group, int32_t head_dim,
+                               float (*q_rounded)[kMaxHeadDim]) {
+    for (int h = 0; h < group; ++h) {
+        for (int32_t d = 0; d < head_dim; d += 8) {
+            _mm256_store_ps(q_rounded[h] + d, round_to_f16(_mm256_loadu_ps(q + h * head_dim + d)));
+        }
+    }
+}
+
+// The scores of n_heads (1..4) heads, head h's at scores + h * stride, and
+// each head's largest.
+template <int n_heads>
+LADDER_AVX2 void score_group(const float (*q_rounded)[kMaxHeadDim], PagedRows keys,
+                             int32_t n_scores, int32_t head_dim, float scale, int32_t stride,
+                             float* scores, float* max_scores) {
+    if constexpr (n_heads == 1) {
+        max_scores[0] = score_positions(q_rounded[0], keys, n_scores, head_dim, scale, scores);
+    } else {
+        score_positions_heads<n_heads>(q_rounded, keys, n_scores, head_dim, scale, stride, scores,
+                                       max_scores);
+    }
+}
+
+// The weighted values of n_heads (1..4) heads, dimensions [dims) of each;
+// kWide weights them with 512-bit vectors.
+template <int n_heads, bool kWide>
+LADDER_AVX2 void weigh_group(const float* probabilities, PagedRows values, int32_t first_visible,
+                             int32_t n_scores, int32_t head_dim, IndexRange dims, float* out) {
+    if constexpr (kWide) {
+        weight_values_heads_wide<n_heads>(probabilities, values, first_visible, n_scores, head_dim,
+                                          dims, out);
+    } else {
+        weight_values_heads<n_heads>(probabilities, values, first_visible, n_scores, head_dim, dims,
+                                     out);
+    }
+}
+
 // One group of n_heads heads, their queries already rounded to F16: scores,
 // softmax and the weighted values as attend_head_avx2 runs them per head.
 template <int n_heads, bool kWide>
@@ -304,25 +344,15 @@ LADDER_AVX2 void attend_group(const float (*q_rounded)[kMaxHeadDim], PagedRows k
                               int32_t head_dim, float scale, float* scores, float* out) {
     const int32_t n_scores = n_visible - first_visible;
     float max_scores[n_heads];
-    if constexpr (n_heads == 1) {
-        max_scores[0] = score_positions(q_rounded[0], keys, n_scores, head_dim, scale, scores);
-    } else {
-        score_positions_heads<n_heads>(q_rounded, keys, n_scores, head_dim, scale, n_scores, scores,
-                                       max_scores);
-    }
+    score_group<n_heads>(q_rounded, keys, n_scores, head_dim, scale, n_scores, scores, max_scores);
     for (int h = 0; h < n_heads; ++h) {
         float* head_scores = scores + static_cast<int64_t>(h) * n_scores;
         const double sum =
             softmax_exp_sum_avx2(head_scores, first_visible, n_visible, max_scores[h]);
         normalise(head_scores, n_scores, static_cast<float>(1.0 / sum));
     }
-    if constexpr (kWide) {
-        weight_values_heads_wide<n_heads>(scores, values, first_visible, n_scores, head_dim,
-                                          {0, head_dim}, out);
-    } else {
-        weight_values_heads<n_heads>(scores, values, first_visible, n_scores, head_dim,
-                                     {0, head_dim}, out);
-    }
+    weigh_group<n_heads, kWide>(scores, values, first_visible, n_scores, head_dim, {0, head_dim},
+                                out);
 }
 
 // The exps of softmax_exp_sum_avx2, each group's float sum handed to
@@ -421,12 +451,7 @@ LADDER_AVX2 void attend_heads_in_groups(const float* q, int32_t n_heads, const i
         const int group = std::min<int32_t>(kMaxGroupHeads, n_heads - h0);
         float* group_scores = scores + static_cast<int64_t>(h0) * n_scores;
         alignas(32) float q_rounded[kMaxGroupHeads][kMaxHeadDim];
-        for (int h = 0; h < group; ++h) {
-            for (int32_t d = 0; d < head_dim; d += 8) {
-                _mm256_store_ps(q_rounded[h] + d,
-                                round_to_f16(_mm256_loadu_ps(q + (h0 + h) * head_dim + d)));
-            }
-        }
+        round_queries(q + h0 * head_dim, group, head_dim, q_rounded);
         const PagedRows keys(kv.f16_keys(), block_table, kv, kv_head, first_visible);
         const PagedRows values(kv.f16_values(), block_table, kv, kv_head, first_visible);
         float* group_out = out + h0 * head_dim;
@@ -477,6 +502,18 @@ namespace {
 // Split attention (attention.h, SplitAttentionKernels): the pieces of
 // attend_heads_in_groups, each over a part of the positions or dimensions.
 
+// score_group and weigh_group by their number of heads less one.
+using ScoreGroupFn = void (*)(const float (*)[kMaxHeadDim], PagedRows, int32_t, int32_t, float,
+                              int32_t, float*, float*);
+constexpr ScoreGroupFn kScoreGroups[] = {score_group<1>, score_group<2>, score_group<3>,
+                                         score_group<4>};
+using WeighGroupFn = void (*)(const float*, PagedRows, int32_t, int32_t, int32_t, IndexRange,
+                              float*);
+template <bool kWide>
+constexpr WeighGroupFn kWeighGroups[] = {weigh_group<1, kWide>, weigh_group<2, kWide>,
+                                         weigh_group<3, kWide>, weigh_group<4, kWide>};
+static_assert(std::size(kScoreGroups) == kMaxGroupHeads);
+
 LADDER_AVX2 void split_score(const float* q, int32_t n_heads, const int32_t* block_table,
                              int32_t first_visible, int32_t n_visible, IndexRange positions,
                              const PagedKvLayer& kv, int32_t kv_head, float scale, float* scores,
@@ -488,32 +525,10 @@ LADDER_AVX2 void split_score(const float* q, int32_t n_heads, const int32_t* blo
     for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxGroupHeads) {
         const int group = std::min<int32_t>(kMaxGroupHeads, n_heads - h0);
         alignas(32) float q_rounded[kMaxGroupHeads][kMaxHeadDim];
-        for (int h = 0; h < group; ++h) {
-            for (int32_t d = 0; d < head_dim; d += 8) {
-                _mm256_store_ps(q_rounded[h] + d,
-                                round_to_f16(_mm256_loadu_ps(q + (h0 + h) * head_dim + d)));
-            }
-        }
+        round_queries(q + h0 * head_dim, group, head_dim, q_rounded);
         const PagedRows keys(kv.f16_keys(), block_table, kv, kv_head, positions.begin);
-        float* group_scores = first + static_cast<int64_t>(h0) * n_scores;
-        switch (group) {
-            case 1:
-                max_scores[h0] =
-                    score_positions(q_rounded[0], keys, n, head_dim, scale, group_scores);
-                break;
-            case 2:
-                score_positions_heads<2>(q_rounded, keys, n, head_dim, scale, n_scores,
-                                         group_scores, max_scores + h0);
-                break;
-            case 3:
-                score_positions_heads<3>(q_rounded, keys, n, head_dim, scale, n_scores,
-                                         group_scores, max_scores + h0);
-                break;
-            default:
-                score_positions_heads<4>(q_rounded, keys, n, head_dim, scale, n_scores,
-                                         group_scores, max_scores + h0);
-                break;
-        }
+        kScoreGroups[group - 1](q_rounded, keys, n, head_dim, scale, n_scores,
+                                first + static_cast<int64_t>(h0) * n_scores, max_scores + h0);
     }
 }
 
@@ -528,18 +543,6 @@ LADDER_AVX2 void split_exponentiate(float* scores, int32_t n_heads, int32_t firs
         softmax_exp_groups(
             scores + static_cast<int64_t>(h) * n_scores + (positions.begin - first_visible),
             positions.begin, positions.end, max_scores[h], [&](float group) { *sums++ = group; });
-    }
-}
-
-template <int n_heads, bool kWide>
-LADDER_AVX2 void weigh_group(const float* probabilities, PagedRows values, int32_t first_visible,
-                             int32_t n_scores, int32_t head_dim, IndexRange dims, float* out) {
-    if constexpr (kWide) {
-        weight_values_heads_wide<n_heads>(probabilities, values, first_visible, n_scores, head_dim,
-                                          dims, out);
-    } else {
-        weight_values_heads<n_heads>(probabilities, values, first_visible, n_scores, head_dim, dims,
-                                     out);
     }
 }
 
@@ -564,26 +567,9 @@ LADDER_AVX2 void split_weigh(const float* exps, int32_t n_heads, const float* gr
     for (int32_t h0 = 0; h0 < n_heads; h0 += kMaxGroupHeads) {
         const int group = std::min<int32_t>(kMaxGroupHeads, n_heads - h0);
         const PagedRows values(kv.f16_values(), block_table, kv, kv_head, first_visible);
-        const float* p = probabilities + static_cast<int64_t>(h0) * n_scores;
-        float* group_out = out + h0 * head_dim;
-        switch (group) {
-            case 1:
-                weigh_group<1, kWide>(p, values, first_visible, n_scores, head_dim, dims,
-                                      group_out);
-                break;
-            case 2:
-                weigh_group<2, kWide>(p, values, first_visible, n_scores, head_dim, dims,
-                                      group_out);
-                break;
-            case 3:
-                weigh_group<3, kWide>(p, values, first_visible, n_scores, head_dim, dims,
-                                      group_out);
-                break;
-            default:
-                weigh_group<4, kWide>(p, values, first_visible, n_scores, head_dim, dims,
-                                      group_out);
-                break;
-        }
+        kWeighGroups<kWide>[group - 1](probabilities + static_cast<int64_t>(h0) * n_scores, values,
+                                       first_visible, n_scores, head_dim, dims,
+                                       out + h0 * head_dim);
     }
 }
 
