@@ -46,20 +46,6 @@ LADDER_AVX2 inline __m256 low_halves(__m256i words) {
     return _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
 }
 
-LADDER_AVX2 inline int head_word(const char* p) {
-    int v = 0;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-// The first dword of each of eight blocks `stride` bytes apart, in row order.
-LADDER_AVX2 inline __m256i group_heads(const char* p, size_t stride) {
-    return _mm256_setr_epi32(head_word(p), head_word(p + stride), head_word(p + 2 * stride),
-                             head_word(p + 3 * stride), head_word(p + 4 * stride),
-                             head_word(p + 5 * stride), head_word(p + 6 * stride),
-                             head_word(p + 7 * stride));
-}
-
 // One activation block, shared by the group's eight rows.
 struct ActivationBlock {
     __m256i codes;

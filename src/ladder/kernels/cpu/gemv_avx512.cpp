@@ -2,7 +2,7 @@
 // Q5_1 and Q8_0 weights. Decode streams every weight once, so these only have to keep up
 // with memory: the row-tile kernels spent ~8 cycles a block converting halves
 // one by one and reached half the machine's read bandwidth. Here eight weight
-// rows go together: one gather fetches their eight block heads and one
+// rows go together: eight loads fetch their eight block heads and one
 // conversion turns them into floats, and each 512-bit vector carries two
 // rows' integer sums, so the dot, the conversion and the fma serve two outputs.
 //
@@ -37,7 +37,7 @@ using tensor::BlockQ8_0;
 using tensor::BlockQ8_1;
 using tensor::kQK;
 
-constexpr int kRows = kGemvRows;   // weight rows per group: one gather of heads
+constexpr int kRows = kGemvRows;   // weight rows per group: one vector of heads
 constexpr int kPairs = kRows / 2;  // pair vectors, each its own fma chain
 
 LADDER_AVX512 inline __m128i load_16(const void* p) {
@@ -74,12 +74,12 @@ LADDER_AVX512 inline __m512i pair_nibbles(const uint8_t* first, const uint8_t* s
     return _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
 }
 
-// The low halves of eight gathered dwords as floats in lanes 0..7.
-LADDER_AVX512 inline __m512 low_halves(__m256i gathered) {
-    return _mm512_castps256_ps512(_mm256_cvtph_ps(_mm256_cvtepi32_epi16(gathered)));
+// The low halves of eight head dwords as floats in lanes 0..7.
+LADDER_AVX512 inline __m512 low_halves(__m256i words) {
+    return _mm512_castps256_ps512(_mm256_cvtph_ps(_mm256_cvtepi32_epi16(words)));
 }
 
-// Q4_1 x Q8_1, as the Q4_1 block kernel. The gathered heads (d | m << 16) convert
+// Q4_1 x Q8_1, as the Q4_1 block kernel. The heads (d | m << 16) convert
 // to row r's d_w in lane 2r and m_w in lane 2r + 1 and the activation's (d_a,
 // s_a) repeat over the vector, so one multiply makes the scales (even lanes)
 // and one fma runs the offsets (odd lanes).
@@ -89,7 +89,7 @@ struct Q4_1Rows {
     static constexpr bool kOffsets = true;
     static constexpr int kScaleStride = 2;  // lanes between two rows' scales
 
-    LADDER_AVX512 static __m512 heads(__m256i gathered) { return _mm512_cvtph_ps(gathered); }
+    LADDER_AVX512 static __m512 heads(__m256i words) { return _mm512_cvtph_ps(words); }
 
     LADDER_AVX512 static __m512 activation_scales(const Activation& a) {
         uint32_t ds = 0;
@@ -110,14 +110,14 @@ struct Q4_1Rows {
 };
 
 // Weights whose block starts with its half d_w and meets Q8_0 activations
-// (one scale per block, no offsets): the gathered heads' low halves are the
+// (one scale per block, no offsets): the heads' low halves are the
 // d_w, row r in lane r.
 struct ScaleOnlyRows {
     using Activation = BlockQ8_0;
     static constexpr bool kOffsets = false;
     static constexpr int kScaleStride = 1;
 
-    LADDER_AVX512 static __m512 heads(__m256i gathered) { return low_halves(gathered); }
+    LADDER_AVX512 static __m512 heads(__m256i words) { return low_halves(words); }
 
     LADDER_AVX512 static __m512 activation_scales(const Activation& a) {
         return _mm512_set1_ps(half_to_float(a.d));
@@ -206,9 +206,6 @@ struct GroupDots {
         using Block = typename Weights::Block;
         const Block* w[kRows];
         group_rows(rows, row_bytes, w);
-        const __m256i head_offsets =
-            _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                               _mm256_set1_epi32(static_cast<int>(row_bytes)));
         // Pair p's scale vector: row 2p's scale in lanes 0..7, row 2p + 1's in 8..15.
         constexpr int kStride = Weights::kScaleStride;
         __m512i scale_index[kPairs];
@@ -227,10 +224,8 @@ struct GroupDots {
         }
         for (int64_t i = 0; i < n_blocks; ++i) {
             prefetch_group_ahead<Block>(rows, row_bytes, i);
-            const __m256i gathered = _mm256_i32gather_epi32(
-                reinterpret_cast<const int*>(rows + static_cast<size_t>(i) * sizeof(Block)),
-                head_offsets, 1);
-            const __m512 heads = Weights::heads(gathered);
+            const __m512 heads = Weights::heads(
+                group_heads(rows + static_cast<size_t>(i) * sizeof(Block), row_bytes));
             __m512 scales[kT];
             ActivationCodes act[kT];
 #pragma GCC unroll 4
