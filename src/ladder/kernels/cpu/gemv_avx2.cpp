@@ -160,8 +160,6 @@ struct GroupDots {
                                 const typename Weights::Activation* const* a, int64_t n_blocks,
                                 float (*res)[kRows]) {
         using Block = typename Weights::Block;
-        const Block* w[kRows];
-        group_rows(rows, row_bytes, w);
         // Row r's scale: lane 2r of the two (d, m) vectors for Q4_1, lane r else.
         constexpr int kStride = Weights::kOffsets ? 2 : 1;
         __m256 acc[kT][kRows];
@@ -175,8 +173,8 @@ struct GroupDots {
         for (int64_t i = 0; i < n_blocks; ++i) {
             prefetch_group_ahead<Block>(rows, row_bytes, i);
             __m256 heads[2];
-            Weights::heads(group_heads(rows + static_cast<size_t>(i) * sizeof(Block), row_bytes),
-                           heads);
+            const char* blocks = rows + static_cast<size_t>(i) * sizeof(Block);
+            Weights::heads(group_heads(blocks, row_bytes), heads);
             // Read back by broadcast loads: one load per row, no shuffle.
             alignas(32) float scales[kT][16];
             ActivationBlock act[kT];
@@ -197,7 +195,7 @@ struct GroupDots {
                 for (int t = 0; t < kT; ++t) {
                     acc[t][r] = _mm256_fmadd_ps(
                         _mm256_broadcast_ss(&scales[t][kStride * r]),
-                        _mm256_cvtepi32_ps(Weights::lane_sums(w[r][i], act[t])), acc[t][r]);
+                        _mm256_cvtepi32_ps(Weights::lane_sums(row_block<Block>(blocks, row_bytes, r), act[t])), acc[t][r]);
                 }
             }
         }

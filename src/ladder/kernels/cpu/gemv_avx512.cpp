@@ -204,8 +204,6 @@ struct GroupDots {
                                   const typename Weights::Activation* const* a, int64_t n_blocks,
                                   float (*res)[kRows]) {
         using Block = typename Weights::Block;
-        const Block* w[kRows];
-        group_rows(rows, row_bytes, w);
         // Pair p's scale vector: row 2p's scale in lanes 0..7, row 2p + 1's in 8..15.
         constexpr int kStride = Weights::kScaleStride;
         __m512i scale_index[kPairs];
@@ -224,8 +222,8 @@ struct GroupDots {
         }
         for (int64_t i = 0; i < n_blocks; ++i) {
             prefetch_group_ahead<Block>(rows, row_bytes, i);
-            const __m512 heads = Weights::heads(
-                group_heads(rows + static_cast<size_t>(i) * sizeof(Block), row_bytes));
+            const char* blocks = rows + static_cast<size_t>(i) * sizeof(Block);
+            const __m512 heads = Weights::heads(group_heads(blocks, row_bytes));
             __m512 scales[kT];
             ActivationCodes act[kT];
 #pragma GCC unroll 4
@@ -239,7 +237,9 @@ struct GroupDots {
             }
 #pragma GCC unroll 4
             for (int p = 0; p < kPairs; ++p) {
-                const __m512i codes = Weights::pair_codes(w[2 * p][i], w[2 * p + 1][i]);
+                const __m512i codes =
+                    Weights::pair_codes(row_block<Block>(blocks, row_bytes, 2 * p),
+                                        row_block<Block>(blocks, row_bytes, 2 * p + 1));
 #pragma GCC unroll 4
                 for (int t = 0; t < kT; ++t) {
                     const __m512i sums = _mm512_dpbusd_epi32(act[t].start, codes, act[t].codes);
