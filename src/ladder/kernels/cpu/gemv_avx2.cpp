@@ -193,9 +193,10 @@ struct GroupDots {
             for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 4
                 for (int t = 0; t < kT; ++t) {
-                    acc[t][r] = _mm256_fmadd_ps(
-                        _mm256_broadcast_ss(&scales[t][kStride * r]),
-                        _mm256_cvtepi32_ps(Weights::lane_sums(row_block<Block>(blocks, row_bytes, r), act[t])), acc[t][r]);
+                    const __m256i sums =
+                        Weights::lane_sums(row_block<Block>(blocks, row_bytes, r), act[t]);
+                    acc[t][r] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scales[t][kStride * r]),
+                                                _mm256_cvtepi32_ps(sums), acc[t][r]);
                 }
             }
         }
