@@ -4,6 +4,9 @@
 // "Batched matmul": model shapes at T activation rows, with the multi-row
 // (GemmFn) kernels and without them (vecdot/: one vec_dot per output).
 // "attention/": a token's grouped query heads over 512 cached positions.
+// "attention_depth/": one decode step's attention at 4,096 positions over
+// every layer of SmolLM2 (94 MB of F16 K and V, past the caches), on the
+// exact and the fast (chunked) path: GB/s of KV read.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "ladder/kernels/cpu/attention.h"
+#include "ladder/kernels/cpu/chunked_attention.h"
 #include "ladder/kernels/cpu/matmul.h"
 #include "ladder/kernels/cpu/quantize_activations.h"
 #include "ladder/kernels/cpu/vec_dot.h"
@@ -206,6 +210,70 @@ void bm_attention(benchmark::State& state, Isa isa, AttentionShape shape, bool g
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * shape.group);
 }
 
+// SmolLM2's layers (state.range(0) of its 30) x 3 KV heads x 64 dimensions,
+// 3 query heads per KV head, each layer's pool laid out as the KV cache lays
+// it out ([block][kv_head][position in block][dimension]), blocks in order.
+void bm_attention_depth(benchmark::State& state, Isa isa, bool fast) {
+    if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
+        state.SkipWithError("path not supported by this CPU");
+        return;
+    }
+    constexpr int32_t kContext = 4096;
+    constexpr int32_t kBlockSize = 16;
+    const auto n_layers = static_cast<int32_t>(state.range(0));
+    constexpr int32_t kKvHeads = 3;
+    constexpr int32_t kGroup = 3;
+    constexpr int32_t kHeadDim = 64;
+    std::mt19937 rng(9);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const auto layer_elements = static_cast<size_t>(kContext) * kKvHeads * kHeadDim;
+    std::vector<uint16_t> keys(layer_elements * n_layers);
+    std::vector<uint16_t> values(keys.size());
+    for (auto& k : keys) k = tensor::fp32_to_fp16(normal(rng));
+    for (auto& v : values) v = tensor::fp32_to_fp16(normal(rng));
+    std::vector<int32_t> block_table(kContext / kBlockSize);
+    for (size_t i = 0; i < block_table.size(); ++i) block_table[i] = static_cast<int32_t>(i);
+    constexpr int32_t kQueryFloats = kKvHeads * kGroup * kHeadDim;
+    std::vector<float> q(kQueryFloats);
+    for (auto& x : q) x = normal(rng);
+    std::vector<float> out(q.size());
+    std::vector<float> scores(static_cast<size_t>(kGroup) * kContext);
+    std::vector<float> scratch(kernels::cpu::chunked_attention_scratch_floats(kHeadDim));
+    const auto heads = kernels::cpu::attend_heads_for(isa);
+    const auto& chunked = kernels::cpu::chunked_attention_for(isa);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+    const int32_t first_visible = 0;
+    const int32_t end_visible = kContext;
+    for (auto _ : state) {
+        for (int32_t layer = 0; layer < n_layers; ++layer) {
+            const kernels::cpu::PagedKvLayer kv{keys.data() + layer * layer_elements,
+                                                values.data() + layer * layer_elements, kKvHeads,
+                                                kBlockSize, kHeadDim};
+            for (int32_t h = 0; h < kKvHeads; ++h) {
+                const int32_t offset = h * kGroup * kHeadDim;
+                if (!fast) {
+                    heads(q.data() + offset, kGroup, block_table.data(), 0, kContext, kv, h,
+                          scale, scores.data(), out.data() + offset);
+                    continue;
+                }
+                kernels::cpu::AttentionTile tile;
+                tile.q = q.data() + offset;
+                tile.out = out.data() + offset;
+                tile.token_stride = kQueryFloats;
+                tile.n_tokens = 1;
+                tile.n_heads = kGroup;
+                tile.first_visible = &first_visible;
+                tile.end_visible = &end_visible;
+                chunked.attend(tile, kv, h, block_table.data(), scale, tile.first_chunk(),
+                               tile.end_chunk(), nullptr, scratch.data());
+            }
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 2 *
+                            static_cast<int64_t>(keys.size() * sizeof(uint16_t)));
+}
+
 int register_all() {
     for (const Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
         const std::string path(kernels::cpu::isa_name(isa));
@@ -245,6 +313,17 @@ int register_all() {
                     ->Unit(benchmark::kMicrosecond)
                     ->MinTime(0.2);
             }
+        }
+        for (const bool fast : {false, true}) {
+            const std::string name =
+                "attention_depth/" + path + (fast ? "/fast" : "/exact") + "/smollm2_d4096";
+            // 30 layers read from memory; 1 layer stays in the last-level cache.
+            benchmark::RegisterBenchmark(name.c_str(), bm_attention_depth, isa, fast)
+                ->ArgName("layers")
+                ->Arg(30)
+                ->Arg(1)
+                ->Unit(benchmark::kMillisecond)
+                ->MinTime(0.5);
         }
         for (const DType act : {DType::Q8_0, DType::Q8_1, DType::Q8_K}) {
             const std::string name =

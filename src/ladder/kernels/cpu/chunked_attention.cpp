@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 
+#include <xmmintrin.h>
+
 #include "ladder/kernels/cpu/chunked_attention_isa.h"
 #include "ladder/kernels/cpu/kv_rows.h"
 #include "ladder/kernels/cpu/vec_dot.h"
@@ -91,6 +93,30 @@ void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int
                        scratch.keys + static_cast<int64_t>(j) * head_dim, head_dim);
         value_ops.decode(kv.row(kv.values, value_bytes, block_table, kv_head, position),
                          scratch.values + static_cast<int64_t>(j) * head_dim, head_dim);
+    }
+}
+
+// A head's rows within a block are contiguous: one run of lines per block,
+// fetched into L2 (a chunk's K and V, 32 KiB for SmolLM2, would push the
+// chunk's scratch out of L1).
+void prefetch_chunk(const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
+                    RowWindow window) {
+    constexpr int64_t kLine = 64;
+    const int64_t key_bytes = kv.key_row_bytes();
+    const int64_t value_bytes = kv.value_row_bytes();
+    for (int32_t position = window.begin; position < window.end;) {
+        const int32_t run_end =
+            std::min(window.end, (position / kv.block_size + 1) * kv.block_size);
+        const int32_t n = run_end - position;
+        const uint8_t* keys = kv.row(kv.keys, key_bytes, block_table, kv_head, position);
+        const uint8_t* values = kv.row(kv.values, value_bytes, block_table, kv_head, position);
+        for (int64_t offset = 0; offset < n * key_bytes; offset += kLine) {
+            _mm_prefetch(reinterpret_cast<const char*>(keys + offset), _MM_HINT_T1);
+        }
+        for (int64_t offset = 0; offset < n * value_bytes; offset += kLine) {
+            _mm_prefetch(reinterpret_cast<const char*>(values + offset), _MM_HINT_T1);
+        }
+        position = run_end;
     }
 }
 

@@ -62,6 +62,13 @@ ChunkScratch carve_chunk_scratch(float* scratch, int32_t head_dim);
 void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
                      RowWindow window, const ChunkScratch& scratch);
 
+// Asks for the K and V rows of `window` (any cache type) to be brought
+// into the cache: a path whose chunks wait on memory calls it for the next
+// chunk while it computes this one. A sequence's blocks lie anywhere in the
+// pool, so the hardware prefetcher does not run ahead of a chunk's rows.
+void prefetch_chunk(const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
+                    RowWindow window);
+
 // One path's building blocks.
 struct ChunkOps {
     // The tile's queries into scratch.queries, in the form the path's dot product reads.
