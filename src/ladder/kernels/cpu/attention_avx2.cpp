@@ -257,10 +257,65 @@ LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows value
     }
 }
 
+// Positions weight_values_heads_wide gathers the rows of before its lane
+// passes: a multiple of 8, and few enough that the span's rows stay in L2
+// for the eight passes.
+constexpr int32_t kWideSpan = 256;
+
+// The next n rows of `values` into rows[], each asked for into L2.
+inline void gather_span_rows(PagedRows& values, int32_t n, int32_t head_dim,
+                             const uint16_t** rows) {
+    const int64_t row_bytes = int64_t{head_dim} * 2;
+    for (int32_t j = 0; j < n; ++j) {
+        rows[j] = values.next();
+        const auto* row = reinterpret_cast<const char*>(rows[j]);
+        for (int64_t offset = 0; offset < row_bytes; offset += 64) {
+            _mm_prefetch(row + offset, _MM_HINT_T1);
+        }
+    }
+}
+
+// One residue class's lanes (lane_rows; the heads' head_stride floats
+// apart), n_vectors x 16 dimensions from d0, over the span's positions
+// first_j, first_j + 8, ... below n (row rows[j], head h's probability
+// probabilities[h * n_scores + j]): each lane's fma chain in position order,
+// held in registers for the whole class.
+template <int n_heads, int n_vectors>
+LADDER_AVX512 void weigh_residue_wide(const float* probabilities, int32_t n_scores,
+                                      const uint16_t* const* rows, int32_t n, int32_t first_j,
+                                      int32_t d0, float* lane_rows, int64_t head_stride) {
+    __m512 acc[n_heads][n_vectors];
+    for (int h = 0; h < n_heads; ++h) {
+        for (int v = 0; v < n_vectors; ++v) {
+            acc[h][v] = _mm512_load_ps(lane_rows + h * head_stride + d0 + 16 * v);
+        }
+    }
+    for (int32_t j = first_j; j < n; j += 8) {
+        __m512 x[n_vectors];
+        for (int v = 0; v < n_vectors; ++v) {
+            x[v] = _mm512_cvtph_ps(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[j] + d0 + 16 * v)));
+        }
+        for (int h = 0; h < n_heads; ++h) {
+            const __m512 p = _mm512_set1_ps(probabilities[h * n_scores + j]);
+            for (int v = 0; v < n_vectors; ++v) acc[h][v] = _mm512_fmadd_ps(x[v], p, acc[h][v]);
+        }
+    }
+    for (int h = 0; h < n_heads; ++h) {
+        for (int v = 0; v < n_vectors; ++v) {
+            _mm512_store_ps(lane_rows + h * head_stride + d0 + 16 * v, acc[h][v]);
+        }
+    }
+}
+
 // weight_values_heads with 512-bit vectors, 16 dimensions per instruction:
 // each element's fma chain is still the one weight_values runs (the lanes
 // are per dimension, so the vector width does not change any of them).
-// head_dim must be a multiple of 16.
+// The lanes are walked one residue class at a time, a span of positions at
+// once, so each class's chains stay in registers; going position by
+// position, every position loaded, updated and stored n_heads x head_dim / 16
+// lane vectors, and decode at depth spent its value pass on those. head_dim
+// must be a multiple of 16.
 template <int n_heads>
 LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRows values,
                                             int32_t first_visible, int32_t n_scores,
@@ -271,17 +326,44 @@ LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRow
             std::memset(lane + dims.begin, 0, sizeof(float) * static_cast<size_t>(dims.size()));
         }
     }
-    for (int32_t i = 0; i < n_scores; ++i) {
-        const uint16_t* value = values.next();
-        const int residue = (first_visible + i) & 7;
-        __m512 p[n_heads];
-        for (int h = 0; h < n_heads; ++h) p[h] = _mm512_set1_ps(probabilities[h * n_scores + i]);
-        for (int32_t d = dims.begin; d < dims.end; d += 16) {
-            const __m512 v =
-                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(value + d)));
-            for (int h = 0; h < n_heads; ++h) {
-                float* lane = lanes[h][residue] + d;
-                _mm512_store_ps(lane, _mm512_fmadd_ps(v, p[h], _mm512_load_ps(lane)));
+    constexpr int64_t kHeadStride = 8 * kLaneRowFloats;
+    // The rows of this span and the next: the next span's rows are asked for
+    // while this one is weighed, as the passes' stride of eight rows does
+    // not start the hardware prefetcher.
+    const uint16_t* span_rows[2][kWideSpan];
+    gather_span_rows(values, std::min(kWideSpan, n_scores), head_dim, span_rows[0]);
+    for (int32_t i0 = 0; i0 < n_scores; i0 += kWideSpan) {
+        const int32_t n = std::min(kWideSpan, n_scores - i0);
+        const int32_t span = i0 / kWideSpan;
+        const uint16_t* const* rows = span_rows[span % 2];
+        if (i0 + n < n_scores) {
+            gather_span_rows(values, std::min(kWideSpan, n_scores - i0 - n), head_dim,
+                             span_rows[(span + 1) % 2]);
+        }
+        const float* span_probabilities = probabilities + i0;
+        for (int residue = 0; residue < 8; ++residue) {
+            // The span's first j with (first_visible + i0 + j) % 8 == residue.
+            const int32_t first_j = (residue - (first_visible + i0) % 8 + 8) % 8;
+            float* lane_rows = lanes[0][residue];
+            for (int32_t d0 = dims.begin; d0 < dims.end; d0 += 64) {
+                switch (std::min<int32_t>(4, (dims.end - d0) / 16)) {
+                    case 1:
+                        weigh_residue_wide<n_heads, 1>(span_probabilities, n_scores, rows, n,
+                                                       first_j, d0, lane_rows, kHeadStride);
+                        break;
+                    case 2:
+                        weigh_residue_wide<n_heads, 2>(span_probabilities, n_scores, rows, n,
+                                                       first_j, d0, lane_rows, kHeadStride);
+                        break;
+                    case 3:
+                        weigh_residue_wide<n_heads, 3>(span_probabilities, n_scores, rows, n,
+                                                       first_j, d0, lane_rows, kHeadStride);
+                        break;
+                    default:
+                        weigh_residue_wide<n_heads, 4>(span_probabilities, n_scores, rows, n,
+                                                       first_j, d0, lane_rows, kHeadStride);
+                        break;
+                }
             }
         }
     }
