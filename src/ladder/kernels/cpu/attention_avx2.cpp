@@ -7,10 +7,12 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <utility>
 
 #include "ladder/kernels/cpu/attention_isa.h"
 #include "ladder/kernels/cpu/fast_exp_avx2.h"
@@ -218,49 +220,10 @@ LADDER_AVX2 void score_positions_heads(const float (*q_rounded)[kMaxHeadDim], Pa
     }
 }
 
-// weight_values for n_heads (1..4) heads at once (probabilities of head h at
-// probabilities + h * n_scores, its output at out + h * head_dim), dimensions
-// [dims.begin, dims.end) of each: each value chunk is converted once for all
-// heads; every lane's fma chain is the one weight_values runs.
-template <int n_heads>
-LADDER_AVX2 void weight_values_heads(const float* probabilities, PagedRows values,
-                                     int32_t first_visible, int32_t n_scores, int32_t head_dim,
-                                     IndexRange dims, float* out) {
-    alignas(32) float lanes[kMaxGroupHeads][8][kLaneRowFloats];
-    for (int h = 0; h < n_heads; ++h) {
-        for (auto& lane : lanes[h]) {
-            std::memset(lane + dims.begin, 0, sizeof(float) * static_cast<size_t>(dims.size()));
-        }
-    }
-    for (int32_t i = 0; i < n_scores; ++i) {
-        const uint16_t* value = values.next();
-        const int residue = (first_visible + i) & 7;
-        __m256 p[kMaxGroupHeads];
-        for (int h = 0; h < n_heads; ++h) p[h] = _mm256_set1_ps(probabilities[h * n_scores + i]);
-        for (int32_t d = dims.begin; d < dims.end; d += 8) {
-            const __m256 v = load_f16x8(value + d);
-            for (int h = 0; h < n_heads; ++h) {
-                float* lane = lanes[h][residue] + d;
-                _mm256_store_ps(lane, _mm256_fmadd_ps(v, p[h], _mm256_load_ps(lane)));
-            }
-        }
-    }
-    for (int h = 0; h < n_heads; ++h) {
-        for (int32_t d = dims.begin; d < dims.end; d += 8) {
-            __m256 l[8];
-            for (int j = 0; j < 8; ++j) l[j] = _mm256_load_ps(lanes[h][j] + d);
-            const __m256 sum =
-                _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6])),
-                              _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7])));
-            _mm256_storeu_ps(out + h * head_dim + d, sum);
-        }
-    }
-}
-
-// Positions weight_values_heads_wide gathers the rows of before its lane
+// Positions the multi-head value pass gathers the rows of before its lane
 // passes: a multiple of 8, and few enough that the span's rows stay in L2
 // for the eight passes.
-constexpr int32_t kWideSpan = 256;
+constexpr int32_t kValueSpan = 256;
 
 // The next n rows of `values` into rows[], each asked for into L2.
 inline void gather_span_rows(PagedRows& values, int32_t n, int32_t head_dim,
@@ -275,108 +238,165 @@ inline void gather_span_rows(PagedRows& values, int32_t n, int32_t head_dim,
     }
 }
 
-// One residue class's lanes (lane_rows; the heads' head_stride floats
-// apart), n_vectors x 16 dimensions from d0, over the span's positions
-// first_j, first_j + 8, ... below n (row rows[j], head h's probability
-// probabilities[h * n_scores + j]): each lane's fma chain in position order,
-// held in registers for the whole class.
-template <int n_heads, int n_vectors>
-LADDER_AVX512 void weigh_residue_wide(const float* probabilities, int32_t n_scores,
-                                      const uint16_t* const* rows, int32_t n, int32_t first_j,
-                                      int32_t d0, float* lane_rows, int64_t head_stride) {
-    __m512 acc[n_heads][n_vectors];
-    for (int h = 0; h < n_heads; ++h) {
-        for (int v = 0; v < n_vectors; ++v) {
-            acc[h][v] = _mm512_load_ps(lane_rows + h * head_stride + d0 + 16 * v);
+// Lane rows of one head: [residue][kLaneRowFloats].
+using HeadLanes = float[8][kLaneRowFloats];
+
+// The value pass's vector work at one width (Lanes256: AVX2, Lanes512:
+// AVX-512), for weight_values_heads_by_class:
+//   weigh_class<n_heads, n_vectors>: one residue class's lanes (lane_rows;
+//     the heads 8 x kLaneRowFloats floats apart), n_vectors x kWidth
+//     dimensions from d0, over the span's positions first_j, first_j + 8, ...
+//     below n (row rows[j], head h's probability probabilities[h * n_scores +
+//     j]): each lane's fma chain in position order, in registers for the
+//     whole class;
+//   sum_lanes: each dimension's eight lanes by weight_values's tree.
+struct Lanes256 {
+    static constexpr int32_t kWidth = 8;
+    static constexpr int kMaxVectors = 2;  // 4 heads x 2 accumulators in 16 registers
+
+    template <int n_heads, int n_vectors>
+    LADDER_AVX2 static void weigh_class(const float* probabilities, int32_t n_scores,
+                                        const uint16_t* const* rows, int32_t n, int32_t first_j,
+                                        int32_t d0, float* lane_rows) {
+        constexpr int64_t kHeadStride = 8 * kLaneRowFloats;
+        __m256 acc[n_heads][n_vectors];
+        for (int h = 0; h < n_heads; ++h) {
+            for (int v = 0; v < n_vectors; ++v) {
+                acc[h][v] = _mm256_load_ps(lane_rows + h * kHeadStride + d0 + kWidth * v);
+            }
         }
-    }
-    for (int32_t j = first_j; j < n; j += 8) {
-        __m512 x[n_vectors];
-        for (int v = 0; v < n_vectors; ++v) {
-            x[v] = _mm512_cvtph_ps(
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[j] + d0 + 16 * v)));
+        for (int32_t j = first_j; j < n; j += 8) {
+            __m256 x[n_vectors];
+            for (int v = 0; v < n_vectors; ++v) x[v] = load_f16x8(rows[j] + d0 + kWidth * v);
+            for (int h = 0; h < n_heads; ++h) {
+                const __m256 p = _mm256_set1_ps(probabilities[h * n_scores + j]);
+                for (int v = 0; v < n_vectors; ++v) {
+                    acc[h][v] = _mm256_fmadd_ps(x[v], p, acc[h][v]);
+                }
+            }
         }
         for (int h = 0; h < n_heads; ++h) {
-            const __m512 p = _mm512_set1_ps(probabilities[h * n_scores + j]);
-            for (int v = 0; v < n_vectors; ++v) acc[h][v] = _mm512_fmadd_ps(x[v], p, acc[h][v]);
+            for (int v = 0; v < n_vectors; ++v) {
+                _mm256_store_ps(lane_rows + h * kHeadStride + d0 + kWidth * v, acc[h][v]);
+            }
         }
     }
-    for (int h = 0; h < n_heads; ++h) {
-        for (int v = 0; v < n_vectors; ++v) {
-            _mm512_store_ps(lane_rows + h * head_stride + d0 + 16 * v, acc[h][v]);
+
+    LADDER_AVX2 static void sum_lanes(const HeadLanes& lanes, IndexRange dims, float* out) {
+        for (int32_t d = dims.begin; d < dims.end; d += kWidth) {
+            __m256 l[8];
+            for (int j = 0; j < 8; ++j) l[j] = _mm256_load_ps(lanes[j] + d);
+            const __m256 sum =
+                _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6])),
+                              _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7])));
+            _mm256_storeu_ps(out + d, sum);
         }
     }
+};
+
+struct Lanes512 {
+    static constexpr int32_t kWidth = 16;
+    static constexpr int kMaxVectors = 4;
+
+    template <int n_heads, int n_vectors>
+    LADDER_AVX512 static void weigh_class(const float* probabilities, int32_t n_scores,
+                                          const uint16_t* const* rows, int32_t n, int32_t first_j,
+                                          int32_t d0, float* lane_rows) {
+        constexpr int64_t kHeadStride = 8 * kLaneRowFloats;
+        __m512 acc[n_heads][n_vectors];
+        for (int h = 0; h < n_heads; ++h) {
+            for (int v = 0; v < n_vectors; ++v) {
+                acc[h][v] = _mm512_load_ps(lane_rows + h * kHeadStride + d0 + kWidth * v);
+            }
+        }
+        for (int32_t j = first_j; j < n; j += 8) {
+            __m512 x[n_vectors];
+            for (int v = 0; v < n_vectors; ++v) {
+                x[v] = _mm512_cvtph_ps(_mm256_loadu_si256(
+                    reinterpret_cast<const __m256i*>(rows[j] + d0 + kWidth * v)));
+            }
+            for (int h = 0; h < n_heads; ++h) {
+                const __m512 p = _mm512_set1_ps(probabilities[h * n_scores + j]);
+                for (int v = 0; v < n_vectors; ++v) {
+                    acc[h][v] = _mm512_fmadd_ps(x[v], p, acc[h][v]);
+                }
+            }
+        }
+        for (int h = 0; h < n_heads; ++h) {
+            for (int v = 0; v < n_vectors; ++v) {
+                _mm512_store_ps(lane_rows + h * kHeadStride + d0 + kWidth * v, acc[h][v]);
+            }
+        }
+    }
+
+    LADDER_AVX512 static void sum_lanes(const HeadLanes& lanes, IndexRange dims, float* out) {
+        for (int32_t d = dims.begin; d < dims.end; d += kWidth) {
+            __m512 l[8];
+            for (int j = 0; j < 8; ++j) l[j] = _mm512_load_ps(lanes[j] + d);
+            const __m512 sum =
+                _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
+                              _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
+            _mm512_storeu_ps(out + d, sum);
+        }
+    }
+};
+
+// weigh_class by its number of vectors less one.
+template <typename Lanes, int n_heads, size_t... kIndex>
+constexpr auto weigh_class_table(std::index_sequence<kIndex...>) {
+    using Fn =
+        void (*)(const float*, int32_t, const uint16_t* const*, int32_t, int32_t, int32_t, float*);
+    return std::array<Fn, sizeof...(kIndex)>{
+        &Lanes::template weigh_class<n_heads, static_cast<int>(kIndex) + 1>...};
 }
 
-// weight_values_heads with 512-bit vectors, 16 dimensions per instruction:
-// each element's fma chain is still the one weight_values runs (the lanes
-// are per dimension, so the vector width does not change any of them).
-// The lanes are walked one residue class at a time, a span of positions at
-// once, so each class's chains stay in registers; going position by
-// position, every position loaded, updated and stored n_heads x head_dim / 16
-// lane vectors, and decode at depth spent its value pass on those. head_dim
-// must be a multiple of 16.
-template <int n_heads>
-LADDER_AVX512 void weight_values_heads_wide(const float* probabilities, PagedRows values,
-                                            int32_t first_visible, int32_t n_scores,
-                                            int32_t head_dim, IndexRange dims, float* out) {
-    alignas(64) float lanes[n_heads][8][kLaneRowFloats];
+// weight_values for n_heads (1..4) heads at once (probabilities of head h at
+// probabilities + h * n_scores, its output at out + h * head_dim), dimensions
+// [dims.begin, dims.end) of each, a multiple of Lanes::kWidth: each value
+// chunk is converted once for all heads; every lane's fma chain is the one
+// weight_values runs (the lanes are per dimension, so neither the vector
+// width nor the order of the classes changes any of them). The lanes are
+// walked one residue class at a time, a span of positions at once, so each
+// class's chains stay in registers; walked position by position, every
+// position loaded, updated and stored all n_heads x head_dim / kWidth lane
+// vectors, and decode at depth spent its value pass on those.
+template <typename Lanes, int n_heads>
+void weight_values_heads_by_class(const float* probabilities, PagedRows values,
+                                  int32_t first_visible, int32_t n_scores, int32_t head_dim,
+                                  IndexRange dims, float* out) {
+    static constexpr auto kWeigh =
+        weigh_class_table<Lanes, n_heads>(std::make_index_sequence<Lanes::kMaxVectors>{});
+    alignas(64) HeadLanes lanes[n_heads];
     for (int h = 0; h < n_heads; ++h) {
         for (auto& lane : lanes[h]) {
             std::memset(lane + dims.begin, 0, sizeof(float) * static_cast<size_t>(dims.size()));
         }
     }
-    constexpr int64_t kHeadStride = 8 * kLaneRowFloats;
     // The rows of this span and the next: the next span's rows are asked for
     // while this one is weighed, as the passes' stride of eight rows does
     // not start the hardware prefetcher.
-    const uint16_t* span_rows[2][kWideSpan];
-    gather_span_rows(values, std::min(kWideSpan, n_scores), head_dim, span_rows[0]);
-    for (int32_t i0 = 0; i0 < n_scores; i0 += kWideSpan) {
-        const int32_t n = std::min(kWideSpan, n_scores - i0);
-        const int32_t span = i0 / kWideSpan;
+    const uint16_t* span_rows[2][kValueSpan];
+    gather_span_rows(values, std::min(kValueSpan, n_scores), head_dim, span_rows[0]);
+    constexpr int32_t kChunk = Lanes::kWidth * Lanes::kMaxVectors;
+    for (int32_t i0 = 0; i0 < n_scores; i0 += kValueSpan) {
+        const int32_t n = std::min(kValueSpan, n_scores - i0);
+        const int32_t span = i0 / kValueSpan;
         const uint16_t* const* rows = span_rows[span % 2];
         if (i0 + n < n_scores) {
-            gather_span_rows(values, std::min(kWideSpan, n_scores - i0 - n), head_dim,
+            gather_span_rows(values, std::min(kValueSpan, n_scores - i0 - n), head_dim,
                              span_rows[(span + 1) % 2]);
         }
-        const float* span_probabilities = probabilities + i0;
         for (int residue = 0; residue < 8; ++residue) {
             // The span's first j with (first_visible + i0 + j) % 8 == residue.
             const int32_t first_j = (residue - (first_visible + i0) % 8 + 8) % 8;
-            float* lane_rows = lanes[0][residue];
-            for (int32_t d0 = dims.begin; d0 < dims.end; d0 += 64) {
-                switch (std::min<int32_t>(4, (dims.end - d0) / 16)) {
-                    case 1:
-                        weigh_residue_wide<n_heads, 1>(span_probabilities, n_scores, rows, n,
-                                                       first_j, d0, lane_rows, kHeadStride);
-                        break;
-                    case 2:
-                        weigh_residue_wide<n_heads, 2>(span_probabilities, n_scores, rows, n,
-                                                       first_j, d0, lane_rows, kHeadStride);
-                        break;
-                    case 3:
-                        weigh_residue_wide<n_heads, 3>(span_probabilities, n_scores, rows, n,
-                                                       first_j, d0, lane_rows, kHeadStride);
-                        break;
-                    default:
-                        weigh_residue_wide<n_heads, 4>(span_probabilities, n_scores, rows, n,
-                                                       first_j, d0, lane_rows, kHeadStride);
-                        break;
-                }
+            for (int32_t d0 = dims.begin; d0 < dims.end; d0 += kChunk) {
+                const int32_t n_vectors = std::min(kChunk, dims.end - d0) / Lanes::kWidth;
+                kWeigh[static_cast<size_t>(n_vectors - 1)](probabilities + i0, n_scores, rows, n,
+                                                           first_j, d0, lanes[0][residue]);
             }
         }
     }
-    for (int h = 0; h < n_heads; ++h) {
-        for (int32_t d = dims.begin; d < dims.end; d += 16) {
-            __m512 l[8];
-            for (int j = 0; j < 8; ++j) l[j] = _mm512_load_ps(lanes[h][j] + d);
-            const __m512 sum =
-                _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
-                              _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
-            _mm512_storeu_ps(out + h * head_dim + d, sum);
-        }
-    }
+    for (int h = 0; h < n_heads; ++h) Lanes::sum_lanes(lanes[h], dims, out + h * head_dim);
 }
 
 // The queries of `group` heads (q holds them head_dim apart) rounded to F16,
@@ -410,11 +430,11 @@ template <int n_heads, bool kWide>
 LADDER_AVX2 void weigh_group(const float* probabilities, PagedRows values, int32_t first_visible,
                              int32_t n_scores, int32_t head_dim, IndexRange dims, float* out) {
     if constexpr (kWide) {
-        weight_values_heads_wide<n_heads>(probabilities, values, first_visible, n_scores, head_dim,
-                                          dims, out);
+        weight_values_heads_by_class<Lanes512, n_heads>(probabilities, values, first_visible,
+                                                        n_scores, head_dim, dims, out);
     } else {
-        weight_values_heads<n_heads>(probabilities, values, first_visible, n_scores, head_dim, dims,
-                                     out);
+        weight_values_heads_by_class<Lanes256, n_heads>(probabilities, values, first_visible,
+                                                        n_scores, head_dim, dims, out);
     }
 }
 
