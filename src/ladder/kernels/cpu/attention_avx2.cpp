@@ -134,34 +134,8 @@ LADDER_AVX2 void normalise(float* scores, int32_t n_scores, float inverse_sum) {
 // A row of the weighted-value lanes, padded by a cache line: rows a whole
 // 4 KiB apart would make each load alias the store to another row just
 // before it (the CPU matches addresses by their low 12 bits first), which
-// stalled the multi-head loop on every position.
+// stalled the value pass when it walked position by position.
 constexpr int32_t kLaneRowFloats = kMaxHeadDim + 16;
-
-// out[d] = sum over positions of p * v[d]: per dimension, eight lanes by
-// position % 8, each an fma chain in position order, then the lane sum. The
-// lanes live in memory as [8][head_dim] so a position updates one contiguous row.
-LADDER_AVX2 void weight_values(const float* probabilities, PagedRows values, int32_t first_visible,
-                               int32_t n_scores, int32_t head_dim, float* out) {
-    alignas(32) float lanes[8][kLaneRowFloats];
-    for (auto& lane : lanes) std::memset(lane, 0, sizeof(float) * static_cast<size_t>(head_dim));
-    for (int32_t i = 0; i < n_scores; ++i) {
-        const uint16_t* value = values.next();
-        float* lane = lanes[(first_visible + i) & 7];
-        const __m256 p = _mm256_set1_ps(probabilities[i]);
-        for (int32_t d = 0; d < head_dim; d += 8) {
-            _mm256_store_ps(lane + d,
-                            _mm256_fmadd_ps(load_f16x8(value + d), p, _mm256_load_ps(lane + d)));
-        }
-    }
-    for (int32_t d = 0; d < head_dim; d += 8) {
-        __m256 l[8];
-        for (int j = 0; j < 8; ++j) l[j] = _mm256_load_ps(lanes[j] + d);
-        const __m256 sum =
-            _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6])),
-                          _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7])));
-        _mm256_storeu_ps(out + d, sum);
-    }
-}
 
 // The heads a multi-head pass takes at once, and the keys per step that fill
 // sum_lanes_x8's eight vectors with (head, key) dots.
@@ -238,18 +212,20 @@ inline void gather_span_rows(PagedRows& values, int32_t n, int32_t head_dim,
     }
 }
 
-// Lane rows of one head: [residue][kLaneRowFloats].
+// Lane rows of one head: [residue][kLaneRowFloats]; heads lie
+// kHeadLaneFloats apart.
 using HeadLanes = float[8][kLaneRowFloats];
+constexpr int64_t kHeadLaneFloats = 8 * kLaneRowFloats;
 
 // The value pass's vector work at one width (Lanes256: AVX2, Lanes512:
 // AVX-512), for weight_values_heads_by_class:
 //   weigh_class<n_heads, n_vectors>: one residue class's lanes (lane_rows;
-//     the heads 8 x kLaneRowFloats floats apart), n_vectors x kWidth
+//     the heads kHeadLaneFloats apart), n_vectors x kWidth
 //     dimensions from d0, over the span's positions first_j, first_j + 8, ...
 //     below n (row rows[j], head h's probability probabilities[h * n_scores +
 //     j]): each lane's fma chain in position order, in registers for the
 //     whole class;
-//   sum_lanes: each dimension's eight lanes by weight_values's tree.
+//   sum_lanes: each dimension's eight lanes by the reference's tree.
 struct Lanes256 {
     static constexpr int32_t kWidth = 8;
     static constexpr int kMaxVectors = 2;  // 4 heads x 2 accumulators in 16 registers
@@ -258,11 +234,10 @@ struct Lanes256 {
     LADDER_AVX2 static void weigh_class(const float* probabilities, int32_t n_scores,
                                         const uint16_t* const* rows, int32_t n, int32_t first_j,
                                         int32_t d0, float* lane_rows) {
-        constexpr int64_t kHeadStride = 8 * kLaneRowFloats;
         __m256 acc[n_heads][n_vectors];
         for (int h = 0; h < n_heads; ++h) {
             for (int v = 0; v < n_vectors; ++v) {
-                acc[h][v] = _mm256_load_ps(lane_rows + h * kHeadStride + d0 + kWidth * v);
+                acc[h][v] = _mm256_load_ps(lane_rows + h * kHeadLaneFloats + d0 + kWidth * v);
             }
         }
         for (int32_t j = first_j; j < n; j += 8) {
@@ -277,7 +252,7 @@ struct Lanes256 {
         }
         for (int h = 0; h < n_heads; ++h) {
             for (int v = 0; v < n_vectors; ++v) {
-                _mm256_store_ps(lane_rows + h * kHeadStride + d0 + kWidth * v, acc[h][v]);
+                _mm256_store_ps(lane_rows + h * kHeadLaneFloats + d0 + kWidth * v, acc[h][v]);
             }
         }
     }
@@ -302,11 +277,10 @@ struct Lanes512 {
     LADDER_AVX512 static void weigh_class(const float* probabilities, int32_t n_scores,
                                           const uint16_t* const* rows, int32_t n, int32_t first_j,
                                           int32_t d0, float* lane_rows) {
-        constexpr int64_t kHeadStride = 8 * kLaneRowFloats;
         __m512 acc[n_heads][n_vectors];
         for (int h = 0; h < n_heads; ++h) {
             for (int v = 0; v < n_vectors; ++v) {
-                acc[h][v] = _mm512_load_ps(lane_rows + h * kHeadStride + d0 + kWidth * v);
+                acc[h][v] = _mm512_load_ps(lane_rows + h * kHeadLaneFloats + d0 + kWidth * v);
             }
         }
         for (int32_t j = first_j; j < n; j += 8) {
@@ -324,7 +298,7 @@ struct Lanes512 {
         }
         for (int h = 0; h < n_heads; ++h) {
             for (int v = 0; v < n_vectors; ++v) {
-                _mm512_store_ps(lane_rows + h * kHeadStride + d0 + kWidth * v, acc[h][v]);
+                _mm512_store_ps(lane_rows + h * kHeadLaneFloats + d0 + kWidth * v, acc[h][v]);
             }
         }
     }
@@ -350,12 +324,13 @@ constexpr auto weigh_class_table(std::index_sequence<kIndex...>) {
         &Lanes::template weigh_class<n_heads, static_cast<int>(kIndex) + 1>...};
 }
 
-// weight_values for n_heads (1..4) heads at once (probabilities of head h at
-// probabilities + h * n_scores, its output at out + h * head_dim), dimensions
-// [dims.begin, dims.end) of each, a multiple of Lanes::kWidth: each value
-// chunk is converted once for all heads; every lane's fma chain is the one
-// weight_values runs (the lanes are per dimension, so neither the vector
-// width nor the order of the classes changes any of them). The lanes are
+// out[h * head_dim + d] = sum over positions of p * v[d] for n_heads (1..4)
+// heads (probabilities of head h at probabilities + h * n_scores),
+// dimensions [dims.begin, dims.end) of each, a multiple of Lanes::kWidth:
+// per dimension, eight lanes by position % 8, each an fma chain in position
+// order, then the lane sum, as the reference orders them (the lanes are per
+// dimension, so neither the vector width nor the order of the classes
+// changes any of them). Each value chunk is converted once for all heads. The lanes are
 // walked one residue class at a time, a span of positions at once, so each
 // class's chains stay in registers; walked position by position, every
 // position loaded, updated and stored all n_heads x head_dim / kWidth lane
@@ -524,8 +499,9 @@ LADDER_AVX2 void attend_head_avx2(const float* q, const int32_t* block_table, in
         head_dim, scale, scores);
     const double sum = softmax_exp_sum_avx2(scores, first_visible, n_visible, max_score);
     normalise(scores, n_scores, static_cast<float>(1.0 / sum));
-    weight_values(scores, PagedRows(kv.f16_values(), block_table, kv, kv_head, first_visible),
-                  first_visible, n_scores, head_dim, out);
+    weight_values_heads_by_class<Lanes256, 1>(
+        scores, PagedRows(kv.f16_values(), block_table, kv, kv_head, first_visible), first_visible,
+        n_scores, head_dim, {0, head_dim}, out);
 }
 
 namespace {
