@@ -61,6 +61,7 @@ private:
     void fail(ApiError error);
     void take_header();
     void check_codings();
+    bool holds_back_last_chunk(std::string_view rest) const;
 
     HttpLimits limits_;
     std::unique_ptr<Parser> parser_;
