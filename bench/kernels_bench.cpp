@@ -212,8 +212,9 @@ void bm_attention(benchmark::State& state, Isa isa, AttentionShape shape, bool g
 
 // SmolLM2's layers (state.range(0) of its 30) x 3 KV heads x 64 dimensions,
 // 3 query heads per KV head, each layer's pool laid out as the KV cache lays
-// it out ([block][kv_head][position in block][dimension]), blocks in order.
-void bm_attention_depth(benchmark::State& state, Isa isa, bool fast) {
+// it out ([block][kv_head][position in block][dimension]), blocks in order,
+// its rows of kv_type (F16, or Q8_0 as `--kv-cache-dtype q8_0` stores them).
+void bm_attention_depth(benchmark::State& state, Isa isa, bool fast, DType kv_type) {
     if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
         state.SkipWithError("path not supported by this CPU");
         return;
@@ -226,11 +227,23 @@ void bm_attention_depth(benchmark::State& state, Isa isa, bool fast) {
     constexpr int32_t kHeadDim = 64;
     std::mt19937 rng(9);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    const auto layer_elements = static_cast<size_t>(kContext) * kKvHeads * kHeadDim;
-    std::vector<uint16_t> keys(layer_elements * n_layers);
-    std::vector<uint16_t> values(keys.size());
-    for (auto& k : keys) k = tensor::fp32_to_fp16(normal(rng));
-    for (auto& v : values) v = tensor::fp32_to_fp16(normal(rng));
+    const kernels::cpu::PagedKvLayer layout{nullptr, nullptr, kKvHeads, kBlockSize,
+                                            kHeadDim, kv_type, kv_type};
+    const auto layer_bytes =
+        static_cast<size_t>(kContext) * kKvHeads * static_cast<size_t>(layout.key_row_bytes());
+    std::vector<uint8_t> keys(layer_bytes * n_layers);
+    std::vector<uint8_t> values(keys.size());
+    std::vector<float> k_row(kKvHeads * kHeadDim);
+    std::vector<float> v_row(k_row.size());
+    for (int32_t layer = 0; layer < n_layers; ++layer) {
+        for (int64_t slot = 0; slot < kContext; ++slot) {
+            for (auto& x : k_row) x = normal(rng);
+            for (auto& x : v_row) x = normal(rng);
+            kernels::cpu::store_kv(k_row.data(), v_row.data(), slot,
+                                   keys.data() + layer * layer_bytes,
+                                   values.data() + layer * layer_bytes, layout);
+        }
+    }
     std::vector<int32_t> block_table(kContext / kBlockSize);
     for (size_t i = 0; i < block_table.size(); ++i) block_table[i] = static_cast<int32_t>(i);
     constexpr int32_t kQueryFloats = kKvHeads * kGroup * kHeadDim;
@@ -239,16 +252,17 @@ void bm_attention_depth(benchmark::State& state, Isa isa, bool fast) {
     std::vector<float> out(q.size());
     std::vector<float> scores(static_cast<size_t>(kGroup) * kContext);
     std::vector<float> scratch(kernels::cpu::chunked_attention_scratch_floats(kHeadDim));
-    const auto heads = kernels::cpu::attend_heads_for(isa);
+    const auto heads = kv_type == DType::F16 ? kernels::cpu::attend_heads_for(isa)
+                                             : kernels::cpu::attend_heads_any_type_for(isa);
     const auto& chunked = kernels::cpu::chunked_attention_for(isa);
     const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
     const int32_t first_visible = 0;
     const int32_t end_visible = kContext;
     for (auto _ : state) {
         for (int32_t layer = 0; layer < n_layers; ++layer) {
-            const kernels::cpu::PagedKvLayer kv{keys.data() + layer * layer_elements,
-                                                values.data() + layer * layer_elements, kKvHeads,
-                                                kBlockSize, kHeadDim};
+            kernels::cpu::PagedKvLayer kv = layout;
+            kv.keys = keys.data() + layer * layer_bytes;
+            kv.values = values.data() + layer * layer_bytes;
             for (int32_t h = 0; h < kKvHeads; ++h) {
                 const int32_t offset = h * kGroup * kHeadDim;
                 if (!fast) {
@@ -271,7 +285,7 @@ void bm_attention_depth(benchmark::State& state, Isa isa, bool fast) {
         benchmark::DoNotOptimize(out.data());
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 2 *
-                            static_cast<int64_t>(keys.size() * sizeof(uint16_t)));
+                            static_cast<int64_t>(keys.size()));
 }
 
 int register_all() {
@@ -314,11 +328,19 @@ int register_all() {
                     ->MinTime(0.2);
             }
         }
-        for (const bool fast : {false, true}) {
+        struct DepthCase {
+            const char* name;
+            bool fast;
+            DType kv_type;
+        };
+        for (const DepthCase depth : {DepthCase{"exact", false, DType::F16},
+                                      DepthCase{"fast", true, DType::F16},
+                                      DepthCase{"exact_q8_0", false, DType::Q8_0}}) {
             const std::string name =
-                "attention_depth/" + path + (fast ? "/fast" : "/exact") + "/smollm2_d4096";
+                "attention_depth/" + path + "/" + depth.name + "/smollm2_d4096";
             // 30 layers read from memory; 1 layer stays in the last-level cache.
-            benchmark::RegisterBenchmark(name.c_str(), bm_attention_depth, isa, fast)
+            benchmark::RegisterBenchmark(name.c_str(), bm_attention_depth, isa, depth.fast,
+                                         depth.kv_type)
                 ->ArgName("layers")
                 ->Arg(30)
                 ->Arg(1)

@@ -19,22 +19,27 @@
 
 namespace ladder::kernels::cpu {
 
-float detail::online_softmax_scalar(float* scores, float* rescales, int32_t n) {
-    float running_max = -std::numeric_limits<float>::infinity();
-    float sum = 0.0f;
-    for (int32_t i = 0; i < n; ++i) {
-        const float score = scores[i];
-        if (score > running_max) {
-            rescales[i] = std::exp(running_max - score);
-            running_max = score;
-            scores[i] = 1.0f;
-        } else {
-            rescales[i] = 1.0f;
-            scores[i] = std::exp(score - running_max);
+void detail::online_softmax_scalar(float* scores, float* rescales, int32_t n, int32_t n_heads,
+                                   float* sums) {
+    for (int32_t h = 0; h < n_heads; ++h) {
+        float* head_scores = scores + static_cast<int64_t>(h) * n;
+        float* head_rescales = rescales + static_cast<int64_t>(h) * n;
+        float running_max = -std::numeric_limits<float>::infinity();
+        float sum = 0.0f;
+        for (int32_t i = 0; i < n; ++i) {
+            const float score = head_scores[i];
+            if (score > running_max) {
+                head_rescales[i] = std::exp(running_max - score);
+                running_max = score;
+                head_scores[i] = 1.0f;
+            } else {
+                head_rescales[i] = 1.0f;
+                head_scores[i] = std::exp(score - running_max);
+            }
+            sum = std::fma(sum, head_rescales[i], head_scores[i]);
         }
-        sum = std::fma(sum, rescales[i], scores[i]);
+        sums[h] = sum;
     }
-    return sum;
 }
 
 namespace {
@@ -95,12 +100,10 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
     rescale_rows.resize(static_cast<size_t>(n_heads) * static_cast<size_t>(n_scores));
     float* rescales = rescale_rows.data();
     float sums[kHeadsPerPass];
-    for (int32_t h = 0; h < n_heads; ++h) {
-        const int64_t at = static_cast<int64_t>(h) * n_scores;
-        sums[h] = kIsa == Isa::Scalar
-                      ? detail::online_softmax_scalar(scores + at, rescales + at, n_scores)
-                      : detail::online_softmax_avx2(scores + at, rescales + at, n_scores);
-    }
+    const auto online_softmax = kIsa == Isa::Scalar   ? detail::online_softmax_scalar
+                                : kIsa == Isa::Avx512 ? detail::online_softmax_avx512
+                                                      : detail::online_softmax_avx2;
+    online_softmax(scores, rescales, n_scores, n_heads, sums);
     // The weighted values: each V row is dequantized once for all the heads
     // and added in F32 (fma), in position order. The fast paths decode a Q8_0
     // row in registers straight into the heads' accumulators (the same fma

@@ -13,7 +13,9 @@
 #include <limits>
 
 #include "ladder/kernels/cpu/attention_isa.h"
+#include "ladder/kernels/cpu/kv_blocks_ahead.h"
 #include "ladder/kernels/cpu/libm_expf_avx2.h"
+#include "ladder/kernels/cpu/online_softmax_x86.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/tensor/quant_blocks.h"
 
@@ -56,8 +58,13 @@ LADDER_AVX2 void weight_heads(const PagedKvLayer& kv, const int32_t* block_table
         const int32_t first_value = half % 2 * kHalf;
         __m256 acc[kHeads][2];
         for (auto& head : acc) head[0] = head[1] = _mm256_setzero_ps();
+        // The first pass reads the rows from memory; the later ones find
+        // them in L2.
+        BlocksAhead ahead(kv, kv.values, row_bytes, block_table, kv_head, first_visible,
+                          half == 0 ? n_scores : 0);
         int32_t i = 0;
         while (i < n_scores) {
+            ahead.ask(i);
             const int32_t position = first_visible + i;
             const int32_t offset = position % kv.block_size;
             const int32_t n_rows = std::min(kv.block_size - offset, n_scores - i);
@@ -114,38 +121,16 @@ LADDER_AVX2 void weight_q8_0_values_avx2(const PagedKvLayer& kv, const int32_t* 
     }
 }
 
-LADDER_AVX2 float online_softmax_avx2(float* scores, float* rescales, int32_t n) {
-    // First the maximum before each position (in rescales for now), then the
-    // exponentials eight at a time, then the sum's fma chain in order.
-    float running_max = -std::numeric_limits<float>::infinity();
-    for (int32_t i = 0; i < n; ++i) {
-        rescales[i] = running_max;
-        if (scores[i] > running_max) running_max = scores[i];
-    }
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const auto weigh = [&](float* score_at, float* rescale_at) LADDER_AVX2 {
-        const __m256 s = _mm256_loadu_ps(score_at);
-        const __m256 m = _mm256_loadu_ps(rescale_at);
-        const __m256 new_max = _mm256_cmp_ps(s, m, _CMP_GT_OQ);
-        const __m256 e =
-            libm_expf_avx2(_mm256_blendv_ps(_mm256_sub_ps(s, m), _mm256_sub_ps(m, s), new_max));
-        _mm256_storeu_ps(score_at, _mm256_blendv_ps(e, one, new_max));
-        _mm256_storeu_ps(rescale_at, _mm256_blendv_ps(one, e, new_max));
-    };
-    int32_t i = 0;
-    for (; i + 8 <= n; i += 8) weigh(scores + i, rescales + i);
-    if (i < n) {
-        float tail_scores[8] = {};
-        float tail_maxima[8] = {};
-        std::copy(scores + i, scores + n, tail_scores);
-        std::copy(rescales + i, rescales + n, tail_maxima);
-        weigh(tail_scores, tail_maxima);
-        std::copy(tail_scores, tail_scores + (n - i), scores + i);
-        std::copy(tail_maxima, tail_maxima + (n - i), rescales + i);
-    }
-    float sum = 0.0f;
-    for (int32_t k = 0; k < n; ++k) sum = std::fma(sum, rescales[k], scores[k]);
-    return sum;
+namespace {
+
+struct LibmExpfAvx2 {
+    LADDER_AVX2 static __m256 exp(__m256 x) { return libm_expf_avx2(x); }
+};
+
+}  // namespace
+
+void online_softmax_avx2(float* scores, float* rescales, int32_t n, int32_t n_heads, float* sums) {
+    online_softmax_x8<LibmExpfAvx2>(scores, rescales, n, n_heads, sums);
 }
 
 LADDER_AVX2 void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* block_table,
@@ -156,7 +141,9 @@ LADDER_AVX2 void score_q8_0_keys_avx2(const PagedKvLayer& kv, const int32_t* blo
     const int64_t key_bytes = kv.key_row_bytes();
     const __m256 scale8 = _mm256_set1_ps(scale);
     int32_t i = 0;
+    BlocksAhead ahead(kv, kv.keys, key_bytes, block_table, kv_head, first_visible, n_scores);
     for (; i + 8 <= n_scores; i += 8) {
+        ahead.ask(i);
         const BlockQ8_0* keys[8];
         for (int k = 0; k < 8; ++k) {
             keys[k] = reinterpret_cast<const BlockQ8_0*>(

@@ -1,6 +1,7 @@
 // attend_heads_any_type's weighted values over a Q8_0 value cache with
 // AVX-512: each row's block decoded in registers (int8 to float, times its
-// scale) and added into every head's accumulators, 16 dimensions a vector.
+// scale) and added into every head's accumulators, 16 dimensions a vector;
+// and its online softmax with the AVX-512 library-exact expf.
 // (Its keys are scored by the AVX2 scorer: a 512-bit one, two keys a vector,
 // was no faster on a CPU that splits 512-bit operations.) Runs only after
 // CPUID said AVX-512 F/BW/VL/VNNI (and AVX2, FMA, F16C).
@@ -13,6 +14,9 @@
 #include <iterator>
 
 #include "ladder/kernels/cpu/attention_isa.h"
+#include "ladder/kernels/cpu/kv_blocks_ahead.h"
+#include "ladder/kernels/cpu/libm_expf_avx512.h"
+#include "ladder/kernels/cpu/online_softmax_x86.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/tensor/quant_blocks.h"
 
@@ -46,8 +50,13 @@ LADDER_AVX512 void weight_heads(const PagedKvLayer& kv, const int32_t* block_tab
     for (int32_t b = 0; b < n_blocks; ++b) {
         __m512 acc[kHeads][2];
         for (auto& head : acc) head[0] = head[1] = _mm512_setzero_ps();
+        // The first pass reads the rows from memory; the later ones find
+        // them in L2.
+        BlocksAhead ahead(kv, kv.values, row_bytes, block_table, kv_head, first_visible,
+                          b == 0 ? n_scores : 0);
         int32_t i = 0;
         while (i < n_scores) {
+            ahead.ask(i);
             const int32_t position = first_visible + i;
             const int32_t offset = position % kv.block_size;
             const int32_t n_rows = std::min(kv.block_size - offset, n_scores - i);
@@ -87,7 +96,16 @@ constexpr WeightHeadsFn kWeightHeads[] = {weight_heads<1>, weight_heads<2>, weig
                                           weight_heads<4>, weight_heads<5>, weight_heads<6>,
                                           weight_heads<7>, weight_heads<8>};
 
+struct LibmExpfAvx512 {
+    LADDER_AVX512 static __m256 exp(__m256 x) { return libm_expf_avx512(x); }
+};
+
 }  // namespace
+
+void online_softmax_avx512(float* scores, float* rescales, int32_t n, int32_t n_heads,
+                           float* sums) {
+    online_softmax_x8<LibmExpfAvx512>(scores, rescales, n, n_heads, sums);
+}
 
 LADDER_AVX512 void weight_q8_0_values_avx512(const PagedKvLayer& kv, const int32_t* block_table,
                                              int32_t kv_head, int32_t first_visible,

@@ -16,6 +16,7 @@
 
 #include "ladder/kernels/cpu/attention_isa.h"
 #include "ladder/kernels/cpu/fast_exp_avx2.h"
+#include "ladder/kernels/cpu/kv_blocks_ahead.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/util/check.h"
 
@@ -48,6 +49,12 @@ public:
           offset_(first_position % kv.block_size),
           block_rows_(block_start(block_)) {}
 
+    // A BlocksAhead for a pass over the next n_rows rows of this walk.
+    BlocksAhead blocks_ahead(int32_t n_rows) const {
+        return BlocksAhead(pool_ + head_offset_, block_table_, block_stride_ * 2, block_size_,
+                           int64_t{head_dim_} * 2, block_ * block_size_ + offset_, n_rows);
+    }
+
     // The row of the next position; never reads the block table past it.
     const uint16_t* next() {
         if (offset_ == block_size_) {
@@ -73,45 +80,6 @@ private:
     const uint16_t* block_rows_;
 };
 
-// Asks for the key rows kAheadBytes past the score pass's, into L1. A
-// sequence's blocks lie anywhere in the pool, and one head's rows of a block
-// are 2 KiB for SmolLM2, so the hardware prefetcher stops at every block's
-// end: without this the pass waited on memory at depth (kernels_bench
-// attention_depth exact from memory 1.25x on Zen 4; the same in cache).
-class KeysAhead {
-public:
-    // How far ahead, in bytes of rows: a quarter of L1, so what is asked
-    // for does not evict what is being read (64 rows of SmolLM2's heads, 16
-    // of Gemma 3's; 64 rows of Gemma's, 32 KiB, made its decode slower,
-    // tg32 @ d4096 82 against 90 t/s).
-    static constexpr int64_t kAheadBytes = 8 << 10;
-
-    // `keys` is where the pass starts; it reads n_scores rows from there.
-    LADDER_AVX2 KeysAhead(PagedRows keys, int32_t n_scores, int32_t head_dim)
-        : rows_(keys), left_(n_scores), row_bytes_(int64_t{head_dim} * 2) {
-        const auto ahead = static_cast<int32_t>(std::max<int64_t>(1, kAheadBytes / row_bytes_));
-        const int32_t skip = std::min(ahead, n_scores);
-        for (int32_t j = 0; j < skip; ++j) rows_.next();
-        left_ -= skip;
-    }
-
-    // Asks for the next n rows ahead, as far as the pass goes: the walker
-    // never reads the block table past the pass's last position.
-    LADDER_AVX2 void ask(int n) {
-        for (; n > 0 && left_ > 0; --n, --left_) {
-            const auto* row = reinterpret_cast<const char*>(rows_.next());
-            for (int64_t offset = 0; offset < row_bytes_; offset += 64) {
-                _mm_prefetch(row + offset, _MM_HINT_T0);
-            }
-        }
-    }
-
-private:
-    PagedRows rows_;
-    int32_t left_;
-    int64_t row_bytes_;
-};
-
 // scores[i] = dot(q, key of position first + i) * scale, each dot in the
 // reference's 8-lane order; returns the largest score (NaN scores ignored, as
 // std::max in the reference ignores them).
@@ -120,10 +88,10 @@ LADDER_AVX2 float score_positions(const float* q, PagedRows keys, int32_t n_scor
     const __m256 scale8 = _mm256_set1_ps(scale);
     __m256 max8 = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
     int32_t i = 0;
-    KeysAhead ahead(keys, n_scores, head_dim);
+    BlocksAhead ahead = keys.blocks_ahead(n_scores);
     // Eight keys at a time: eight independent fma chains hide the fma latency.
     for (; i + 8 <= n_scores; i += 8) {
-        ahead.ask(8);
+        ahead.ask(i);
         const uint16_t* key[8];
         for (auto& k : key) k = keys.next();
         __m256 acc[8];
@@ -195,9 +163,9 @@ LADDER_AVX2 void score_positions_heads(const float (*q_rounded)[kMaxHeadDim], Pa
     const __m256 scale8 = _mm256_set1_ps(scale);
     for (int h = 0; h < n_heads; ++h) max_scores[h] = -std::numeric_limits<float>::infinity();
     int32_t i = 0;
-    KeysAhead ahead(keys, n_scores, head_dim);
+    BlocksAhead ahead = keys.blocks_ahead(n_scores);
     for (; i + keys_per_step <= n_scores; i += keys_per_step) {
-        ahead.ask(keys_per_step);
+        ahead.ask(i);
         const uint16_t* key[4];
         for (int k = 0; k < keys_per_step; ++k) key[k] = keys.next();
         __m256 acc[8];  // acc[h * keys_per_step + k]; unused ones stay zero

@@ -46,12 +46,17 @@ double softmax_exp_sum_avx2(float* scores, int32_t first_visible, int32_t n_visi
 // runs it for a quantized cache, key by key: a score above the running
 // maximum M (from -inf) gets weight 1 and rescale expf(M - score) (the factor
 // the accumulator and the sum take before it), any other weight
-// expf(score - M) and rescale 1. scores[0, n) become the weights, rescales[0,
-// n) the rescales; returns the sum, fma(sum, rescale, weight) in order. The
-// scalar path calls the C library's expf; avx2 (attention_any_type_avx2.cpp)
-// computes it eight at a time in the same bits (libm_expf_avx2.h).
-float online_softmax_scalar(float* scores, float* rescales, int32_t n);
-float online_softmax_avx2(float* scores, float* rescales, int32_t n);
+// expf(score - M) and rescale 1. For each of n_heads heads (rows n apart),
+// scores[0, n) become the weights, rescales[0, n) the rescales, and sums[h]
+// the sum, fma(sum, rescale, weight) in order. The scalar path calls the C
+// library's expf; avx2 (attention_any_type_avx2.cpp) and avx512
+// (attention_any_type_avx512.cpp) compute it eight at a time in the same
+// bits (libm_expf_avx2.h, libm_expf_avx512.h).
+void online_softmax_scalar(float* scores, float* rescales, int32_t n, int32_t n_heads,
+                           float* sums);
+void online_softmax_avx2(float* scores, float* rescales, int32_t n, int32_t n_heads, float* sums);
+void online_softmax_avx512(float* scores, float* rescales, int32_t n, int32_t n_heads,
+                           float* sums);
 
 // attention_any_type_avx2.cpp: the scores of attend_heads_any_type over a Q8_0
 // key cache, for n_heads queries already in Q8_0 (row h at q_rows + h *

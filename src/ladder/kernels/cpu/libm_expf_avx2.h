@@ -64,11 +64,10 @@ LADDER_AVX2 inline __m128 libm_expf_core_x4(__m128 x) {
     return _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_fmadd_pd(z, r2, y), s));
 }
 
-LADDER_AVX2 inline __m256 libm_expf_avx2(__m256 x) {
+// The library's edges over `core` (the table and the cubic's results): NaN
+// gives NaN (x + x), then overflow, underflow. Shared by libm_expf_avx512.h.
+LADDER_AVX2 inline __m256 libm_expf_edges(__m256 x, __m256 core) {
     using namespace libm_expf_constants;
-    const __m256 core = _mm256_set_m128(libm_expf_core_x4(_mm256_extractf128_ps(x, 1)),
-                                        libm_expf_core_x4(_mm256_castps256_ps128(x)));
-    // The library's edges: NaN gives NaN (x + x), then overflow, underflow.
     __m256 y = _mm256_blendv_ps(core, _mm256_set1_ps(0x1p-149f),
                                 _mm256_cmp_ps(x, _mm256_set1_ps(kMayUnderflow), _CMP_LT_OQ));
     y = _mm256_blendv_ps(y, _mm256_setzero_ps(),
@@ -76,6 +75,11 @@ LADDER_AVX2 inline __m256 libm_expf_avx2(__m256 x) {
     y = _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()),
                          _mm256_cmp_ps(x, _mm256_set1_ps(kOverflow), _CMP_GT_OQ));
     return _mm256_blendv_ps(y, _mm256_add_ps(x, x), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+LADDER_AVX2 inline __m256 libm_expf_avx2(__m256 x) {
+    return libm_expf_edges(x, _mm256_set_m128(libm_expf_core_x4(_mm256_extractf128_ps(x, 1)),
+                                              libm_expf_core_x4(_mm256_castps256_ps128(x))));
 }
 
 }  // namespace ladder::kernels::cpu
