@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "ladder/kernels/cpu/gemm_pairs_avx512.h"
+#include "ladder/kernels/cpu/pair_panel_avx512.h"
 #include "ladder/kernels/cpu/gemm_tiles.h"
 #include "ladder/kernels/cpu/gemv.h"
 #include "ladder/kernels/cpu/simd_x86.h"
@@ -58,24 +59,61 @@ void gemm_by_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight
 // vs 103).
 constexpr int64_t kMaxFewRows = 16;
 
+// Past kMaxFewRows, the pair kernels take the rows in panels of 16, and a
+// last panel of a few rows costs nearly a full one (a block's codes are
+// unpacked and its 16 scale products formed whatever the panel holds):
+// SmolLM2's forward at T = 17 cost 8.6 one-row steps against 6.6 at T = 16.
+// So a remainder of up to kMaxTailRows rows runs kSelf on its own (few rows,
+// or the decode kernel for one), over the tile's weights again from cache
+// (Zen 4, 2 threads: forward at T = 17 and 18 ~1.1x faster, 18 decoding
+// streams ~1.15x; remainders of 5 to 8 measured the same either way).
+constexpr int64_t kMaxTailRows = 4;
+
+template <GemmFn kSelf, GemmFn kPanels>
+void panels_then_tail(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                      const void* activations, size_t activation_row_bytes,
+                      int64_t n_activation_rows, int64_t n, float* out, int64_t out_stride) {
+    const int64_t tail = n_activation_rows % detail::kPanelRows;
+    if (n_activation_rows <= kMaxFewRows || tail == 0 || tail > kMaxTailRows ||
+        n_weight_rows < detail::kGemvRows || n > detail::kMaxPairWidth) {
+        kSelf(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+              n_activation_rows, n, out, out_stride);
+        return;
+    }
+    const int64_t whole = n_activation_rows - tail;
+    kPanels(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes, whole, n,
+            out, out_stride);
+    kSelf(weights, weight_row_bytes, n_weight_rows,
+          static_cast<const char*>(activations) + static_cast<size_t>(whole) * activation_row_bytes,
+          activation_row_bytes, tail, n, out + whole * out_stride, out_stride);
+}
+
+// The legacy types' GemmFn: one row the decode kernel, 2 to kMaxFewRows the
+// few-rows form, more the pair kernels with a short last panel split off.
+template <GemmFn kFew, GemmFn kPairs, GemmFn kRowTiles, detail::GemvFn kGemv>
+void legacy_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                 const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+                 int64_t n, float* out, int64_t out_stride) {
+    using detail::few_rows_or;
+    using detail::gemv_or;
+    constexpr GemmFn kSelf =
+        few_rows_or<kFew, gemm_by_rows<kPairs, gemv_or<kRowTiles, kGemv>>, kMaxFewRows>;
+    panels_then_tail<kSelf, kPairs>(weights, weight_row_bytes, n_weight_rows, activations,
+                                    activation_row_bytes, n_activation_rows, n, out, out_stride);
+}
+
 }  // namespace
 
 namespace detail {
 
 void install_avx512_gemm(CpuKernels& k) {
     using tensor::DType;
-    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] = few_rows_or<
-        few_rows_q4_1_q8_1,
-        gemm_by_rows<gemm_pairs_q4_1_q8_1, gemv_or<row_tiles_q4_1_q8_1, gemv_q4_1_q8_1>>,
-        kMaxFewRows>;
-    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] = few_rows_or<
-        few_rows_q8_0_q8_0,
-        gemm_by_rows<gemm_pairs_q8_0_q8_0, gemv_or<row_tiles_q8_0_q8_0, gemv_q8_0_q8_0>>,
-        kMaxFewRows>;
-    k.gemm_by_weight[static_cast<int>(DType::Q5_0)] = few_rows_or<
-        few_rows_q5_0_q8_0,
-        gemm_by_rows<gemm_pairs_q5_0_q8_0, gemv_or<row_tiles_q5_0_q8_0, gemv_q5_0_q8_0>>,
-        kMaxFewRows>;
+    k.gemm_by_weight[static_cast<int>(DType::Q4_1)] =
+        legacy_rows<few_rows_q4_1_q8_1, gemm_pairs_q4_1_q8_1, row_tiles_q4_1_q8_1, gemv_q4_1_q8_1>;
+    k.gemm_by_weight[static_cast<int>(DType::Q8_0)] =
+        legacy_rows<few_rows_q8_0_q8_0, gemm_pairs_q8_0_q8_0, row_tiles_q8_0_q8_0, gemv_q8_0_q8_0>;
+    k.gemm_by_weight[static_cast<int>(DType::Q5_0)] =
+        legacy_rows<few_rows_q5_0_q8_0, gemm_pairs_q5_0_q8_0, row_tiles_q5_0_q8_0, gemv_q5_0_q8_0>;
     // No pair kernels yet: more rows than the few-rows form takes run the row tiles.
     k.gemm_by_weight[static_cast<int>(DType::Q4_0)] =
         few_rows_or<few_rows_q4_0_q8_0, gemv_or<row_tiles_q4_0_q8_0, gemv_q4_0_q8_0>, kMaxFewRows>;
