@@ -52,21 +52,22 @@ void gemm_by_rows(const void* weights, size_t weight_row_bytes, int64_t n_weight
 }
 
 // Up to this many activation rows (a decode step's drafted tokens, a small
-// batch) run the decode kernels' few-rows form, which reads the weights once
-// for all of them; the pair kernels' per-call set-up (a panel of 16 rows,
-// every block's 16 scale products) costs more than it saves below that
-// (SmolLM2 forward, 1 thread: T = 12 41 ms vs 48, T = 16 55 vs 57, T = 32 110
-// vs 103).
-constexpr int64_t kMaxFewRows = 16;
+// batch) run the decode kernels' few-rows form, in passes of a few rows over
+// each group's weights (in L1 by the second pass); the pair kernels' per-call
+// set-up (a panel of 16 rows, every block's 16 scale products, per tile)
+// costs more than it saves below that. SmolLM2's forward on 2 threads (Zen 4):
+// T = 24 56 ms in pair panels against 49 in passes, T = 32 about the same;
+// at 1 thread T = 16 55 ms against 57, T = 32 110 against 103 (pairs).
+constexpr int64_t kMaxFewRows = 32;
 
 // Past kMaxFewRows, the pair kernels take the rows in panels of 16, and a
 // last panel of a few rows costs nearly a full one (a block's codes are
 // unpacked and its 16 scale products formed whatever the panel holds):
-// SmolLM2's forward at T = 17 cost 8.6 one-row steps against 6.6 at T = 16.
-// So a remainder of up to kMaxTailRows rows runs kSelf on its own (few rows,
-// or the decode kernel for one), over the tile's weights again from cache
-// (Zen 4, 2 threads: forward at T = 17 and 18 ~1.1x faster, 18 decoding
-// streams ~1.15x; remainders of 5 to 8 measured the same either way).
+// SmolLM2's forward at T = 17, when the pairs began past 16 rows, cost 8.6
+// one-row steps against 6.6 at T = 16. So a remainder of up to kMaxTailRows
+// rows runs kSelf on its own (few rows, or the decode kernel for one), over
+// the tile's weights again from cache (remainders of 5 to 8 measured the
+// same either way).
 constexpr int64_t kMaxTailRows = 4;
 
 template <GemmFn kSelf, GemmFn kPanels>
