@@ -8,9 +8,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cmath>
 #include <iterator>
-#include <limits>
 
 #include "ladder/kernels/cpu/attention_isa.h"
 #include "ladder/kernels/cpu/kv_blocks_ahead.h"

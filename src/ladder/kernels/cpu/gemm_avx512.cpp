@@ -15,9 +15,9 @@
 #include <utility>
 
 #include "ladder/kernels/cpu/gemm_pairs_avx512.h"
-#include "ladder/kernels/cpu/pair_panel_avx512.h"
 #include "ladder/kernels/cpu/gemm_tiles.h"
 #include "ladder/kernels/cpu/gemv.h"
+#include "ladder/kernels/cpu/pair_panel_avx512.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 #include "ladder/kernels/cpu/vec_dot_isa.h"
 #include "ladder/tensor/quant_blocks.h"
