@@ -45,10 +45,13 @@ def ladder_bin():
     return path
 
 
-def start_server(*flags, api_key=API_KEY, timeout=60, model=DEFAULT_MODEL, threads=2):
-    """Starts `ladder serve --port 0` with flags and waits for its ready line."""
+def start_server(*flags, api_key=API_KEY, timeout=60, model=DEFAULT_MODEL, threads=2,
+                 wrapper=(), stderr=None, preexec_fn=None):
+    """Starts `ladder serve --port 0` with flags and waits for its ready line.
+    wrapper: a command that runs it (as `setpriv ...`); stderr and preexec_fn
+    go to Popen."""
     assert os.path.exists(model), f"{model} missing: run `make model` (or `make model-gemma3`)"
-    command = [ladder_bin(), "serve", "-m", model, "--host", "127.0.0.1",
+    command = [*wrapper, ladder_bin(), "serve", "-m", model, "--host", "127.0.0.1",
                "--port", "0", "-t", str(threads), *flags]
     if "--kv-cache-mem" not in flags:
         command += ["--kv-cache-mem", "256MiB"]
@@ -56,7 +59,8 @@ def start_server(*flags, api_key=API_KEY, timeout=60, model=DEFAULT_MODEL, threa
         command += ["--api-key", api_key]
     env = dict(os.environ)
     env.pop("LADDER_API_KEY", None)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env,
+                               preexec_fn=preexec_fn)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         ready, _, _ = select.select([process.stdout], [], [], 0.5)

@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -91,13 +93,26 @@ void run_serve(const ServeFlags& flags) {
             const std::string remote = options.engine.kv_remote
                                            ? ", KV remote tier " + options.engine.kv_remote->url()
                                            : std::string();
+            const bool realtime_loop =
+                options.server.loop_priority == server::LoopPriority::Realtime;
+            if (realtime_loop && listening.loop_priority_refused != 0) {
+                std::fprintf(stderr,
+                             "ladder serve: warning: --loop-priority realtime refused (%s; it "
+                             "needs CAP_SYS_NICE or `ulimit -r` of 1 or more): the event loop "
+                             "runs at normal priority\n",
+                             std::strerror(listening.loop_priority_refused));
+            }
+            const std::string loop = realtime_loop && listening.loop_priority_refused == 0
+                                         ? ", event loop at realtime priority"
+                                         : "";
             std::printf(
                 "ladder serve: listening on http://%s:%d, model %s, %s, max_model_len %d%s, "
-                "%s%s%s\n",
+                "%s%s%s%s\n",
                 options.server.host.c_str(), listening.port,
                 options.server.served_model_name.c_str(), kv_cache_summary(plan).c_str(),
                 plan.max_model_len, speculative.c_str(), connections.c_str(),
-                options.server.api_keys.empty() ? "" : ", API key required", remote.c_str());
+                options.server.api_keys.empty() ? "" : ", API key required", remote.c_str(),
+                loop.c_str());
             if (options.server.web_ui) {
                 std::printf("ladder serve: chat and dashboard at http://%s:%d/\n",
                             options.server.host.c_str(), listening.port);
@@ -181,6 +196,17 @@ void add_serve_command(CLI::App& app) {
     command->add_flag("!--no-ui", server.web_ui,
                       "serve no web page at / (by default it offers a chat with the model and "
                       "a live dashboard of /metrics)");
+    const std::map<std::string, server::LoopPriority> loop_priorities = {
+        {"normal", server::LoopPriority::Normal}, {"realtime", server::LoopPriority::Realtime}};
+    command
+        ->add_option("--loop-priority", server.loop_priority,
+                     "the event loop's claim on a CPU: normal (short turns, ahead of the "
+                     "engine's threads) or realtime (the kernel's FIFO policy: each token's "
+                     "chunk leaves at once even on a busy machine; needs CAP_SYS_NICE or "
+                     "`ulimit -r` >= 1, else it warns and stays normal). A flood of requests "
+                     "then takes the loop's CPU from the engine")
+        ->transform(CLI::CheckedTransformer(loop_priorities, CLI::ignore_case))
+        ->default_str("normal");
     add_trace_option(*command, flags->trace_path);
     command
         ->add_option("--trace-dir", server.trace_dir,

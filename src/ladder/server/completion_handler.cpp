@@ -33,9 +33,8 @@ void handle_completion(ServerContext& context, const HttpRequest& request, HttpR
     ResponseMeta meta = make_response_meta(*format, context.config.served_model_name);
     const tokenizer::Tokenizer& tokenizer = *context.bundle.tokenizer;
     if (stream) {
-        start_sse_response(response,
-                           std::make_shared<SseStream>(std::move(job), format, std::move(meta),
-                                                       tokenizer, context.metrics));
+        start_sse_response(response, std::make_shared<SseStream>(std::move(job), format, meta,
+                                                                 tokenizer, context.metrics));
         return;
     }
     start_pending_response(response, std::move(job),

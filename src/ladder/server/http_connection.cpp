@@ -381,6 +381,19 @@ void HttpConnection::write(std::vector<asio::const_buffer> buffers, std::functio
                       });
 }
 
+void HttpConnection::write_now(std::vector<asio::const_buffer>& buffers) {
+    error_code ec;
+    size_t sent = socket_.write_some(buffers, ec);  // non-blocking: what the socket takes now
+    if (ec) return;  // would block, or failed: the asynchronous write finds out which
+    auto first_left = buffers.begin();
+    while (first_left != buffers.end() && sent >= first_left->size()) {
+        sent -= first_left->size();
+        ++first_left;
+    }
+    buffers.erase(buffers.begin(), first_left);
+    if (!buffers.empty()) buffers.front() += sent;
+}
+
 void HttpConnection::write_whole(int status, HttpHeaders headers, std::string body) {
     state_ = State::Writing;
     out_head_ = head(status, headers, false, body.size());
@@ -420,7 +433,8 @@ void HttpConnection::pump_stream() {
     if (!out_head_.empty()) buffers.push_back(bytes_of(out_head_));
     if (!out_body_.empty()) {
         if (chunked_) {
-            out_chunk_header_ = fmt::format("{:x}\r\n", out_body_.size());
+            out_chunk_header_.clear();
+            fmt::format_to(std::back_inserter(out_chunk_header_), "{:x}\r\n", out_body_.size());
             buffers.push_back(bytes_of(out_chunk_header_));
             buffers.push_back(bytes_of(out_body_));
             buffers.push_back(bytes_of(kChunkEnd));
@@ -430,6 +444,16 @@ void HttpConnection::pump_stream() {
     }
     if (stream_done_ && chunked_) buffers.push_back(bytes_of(kLastChunk));
     if (buffers.empty()) return;
+    if (!stream_done_) {
+        // A chunk nearly always fits the socket's send buffer: sent here, it
+        // skips the write timer and the asynchronous operation, which at 32
+        // streams were a third of the loop's time per chunk.
+        write_now(buffers);
+        if (buffers.empty()) {
+            out_head_.clear();
+            return;
+        }
+    }
     write(std::move(buffers), [this] {
         out_head_.clear();
         if (stream_done_) {

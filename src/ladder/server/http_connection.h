@@ -112,6 +112,9 @@ private:
                      std::optional<size_t> content_length);
     // One write in flight at a time, bounded by the write timeout.
     void write(std::vector<boost::asio::const_buffer> buffers, std::function<void()> then);
+    // Sends what the socket takes at once, without blocking, and drops it
+    // from buffers.
+    void write_now(std::vector<boost::asio::const_buffer>& buffers);
     void write_whole(int status, HttpHeaders headers, std::string body);
     void start_stream(HttpResponse response);
     void pump_stream();

@@ -17,6 +17,7 @@
 #include "ladder/server/http_connection.h"
 #include "ladder/server/routes.h"
 #include "ladder/util/error.h"
+#include "ladder/util/realtime_priority.h"
 #include "ladder/util/short_slice.h"
 
 namespace ladder::server {
@@ -37,10 +38,25 @@ constexpr size_t kReadBufferBytes = size_t{64} << 10;
 constexpr std::chrono::milliseconds kAcceptPause{100};
 // The event loop's thread (at most 15 characters).
 constexpr const char* kLoopThreadName = "ladder-http";
-// The loop's turns on a CPU: a woken loop writes a step's chunks within one,
-// so its wake-ups preempt the engine's threads rather than wait out their
-// turn (util/short_slice.h; docs/performance.md has the figures).
-constexpr std::chrono::microseconds kLoopSlice{100};
+// The loop's turns on a CPU at normal priority. Shorter than the kernel's
+// default (about 3 ms), so its wake-ups preempt the engine's threads rather
+// than wait out their turn; long enough for a step's chunks (32 streams:
+// about 0.4 ms), so the client it wakes with each write does not take the
+// CPU mid-step (0.1 ms did: docs/performance.md has the figures).
+constexpr std::chrono::microseconds kLoopSlice{1000};
+
+// Sets the calling thread's scheduling as the loop's; returns the errno of a
+// refused realtime request (the loop then runs at normal priority), else 0.
+int schedule_as_loop(LoopPriority wanted) {
+    if (wanted == LoopPriority::Realtime) {
+        const int refused = util::request_realtime_priority();
+        if (refused == 0) return 0;
+        util::request_short_slice(kLoopSlice);
+        return refused;
+    }
+    util::request_short_slice(kLoopSlice);
+    return 0;
+}
 
 std::chrono::milliseconds milliseconds(double seconds) {
     return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
@@ -159,6 +175,7 @@ struct HttpServer::Impl {
     std::atomic<bool> loop_exited{false};
     bool started = false;
     bool stopped = false;
+    int loop_priority_refused = 0;  // errno of a refused --loop-priority realtime
 };
 
 void HttpServer::Impl::accept() {
@@ -242,8 +259,9 @@ void HttpServer::start() {
     impl.started = true;
     impl.work.emplace(impl.loop->get_executor());
     asio::post(*impl.loop, [&impl] { impl.accept(); });
-    impl.loop_thread = std::thread([&impl] {
-        util::request_short_slice(kLoopSlice);
+    std::promise<int> scheduled;
+    impl.loop_thread = std::thread([&impl, &scheduled] {
+        scheduled.set_value(schedule_as_loop(impl.context.config.loop_priority));
         while (true) {
             try {
                 impl.loop->run();
@@ -260,6 +278,7 @@ void HttpServer::start() {
     // scripts/bench_serve.py can tell the transport's CPU time from the
     // engine's from the start.
     pthread_setname_np(impl.loop_thread.native_handle(), kLoopThreadName);
+    impl.loop_priority_refused = scheduled.get_future().get();
 }
 
 void HttpServer::stop() {
@@ -290,6 +309,8 @@ bool HttpServer::running() const { return !impl_->loop_exited; }
 int64_t HttpServer::connection_capacity() const { return impl_->table.capacity(); }
 
 int64_t HttpServer::open_files_limit() const { return impl_->open_files; }
+
+int HttpServer::loop_priority_refused() const { return impl_->loop_priority_refused; }
 
 int64_t HttpServer::n_open_bodies() const { return impl_->n_open_bodies.load(); }
 

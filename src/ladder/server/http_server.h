@@ -38,6 +38,9 @@ public:
     int64_t connection_capacity() const;
     // The open-files limit that capacity was sized from.
     int64_t open_files_limit() const;
+    // 0, or the errno with which the kernel refused the realtime priority
+    // the configuration asked for (the loop then runs at normal priority).
+    int loop_priority_refused() const;
     // Streams and pending bodies not yet written (a drain waits for them).
     int64_t n_open_bodies() const;
 

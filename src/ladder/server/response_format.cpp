@@ -56,22 +56,28 @@ json response_json(const ResponseMeta& meta, const ResponseFormat& format, const
             {"model", meta.model}, {"choices", std::move(choices)}, {"usage", job.usage()}};
 }
 
-json chunk_json(const ResponseMeta& meta, const ResponseFormat& format, std::optional<json> choice,
-                bool include_usage, const json& usage) {
-    json chunk = {{"id", meta.id},
-                  {"object", format.chunk_object()},
-                  {"created", meta.created},
-                  {"model", meta.model},
-                  {"choices", json::array()}};
-    if (choice) chunk["choices"].push_back(std::move(*choice));
-    if (include_usage) chunk["usage"] = usage;
-    return chunk;
+ChunkRenderer::ChunkRenderer(const ResponseMeta& meta, const ResponseFormat& format,
+                             bool include_usage)
+    : head_(fmt::format(R"(data: {{"id":{},"object":"{}","created":{},"model":{},"choices":[)",
+                        dump_json(meta.id), format.chunk_object(), meta.created,
+                        dump_json(meta.model))),
+      include_usage_(include_usage) {}
+
+void ChunkRenderer::append_choice(std::string& out, const json& choice) const {
+    out += head_;
+    out += dump_json(choice);
+    out += include_usage_ ? "],\"usage\":null}\n\n" : "]}\n\n";
 }
 
-std::string sse_event(const json& data) { return "data: " + dump_json(data) + "\n\n"; }
+void ChunkRenderer::append_usage(std::string& out, const json& usage) const {
+    out += head_;
+    out += "],\"usage\":";
+    out += dump_json(usage);
+    out += "}\n\n";
+}
 
 std::string sse_error_event(const std::string& what) {
-    return sse_event(error_body(engine_failure(what)));
+    return "data: " + dump_json(error_body(engine_failure(what))) + "\n\n";
 }
 
 }  // namespace ladder::server

@@ -57,15 +57,26 @@ nlohmann::json finish_reason_json(const std::optional<engine::FinishReason>& rea
 nlohmann::json response_json(const ResponseMeta& meta, const ResponseFormat& format,
                              const CompletionJob& job, const tokenizer::Tokenizer& tokenizer);
 
-// A stream chunk holding one choice (or, with usage, none). With
-// stream_options.include_usage every chunk carries "usage", null but in the
-// last one, as OpenAI sends it.
-nlohmann::json chunk_json(const ResponseMeta& meta, const ResponseFormat& format,
-                          std::optional<nlohmann::json> choice, bool include_usage,
-                          const nlohmann::json& usage = nullptr);
+// The SSE events of one stream's chunks. Every chunk of a stream carries
+// the same envelope (id, object, created, model), so it is serialized once
+// and a chunk costs only its choice: at 32 streams one event-loop thread
+// writes a step's 32 chunks one after another, and the last one waits for
+// the others. With stream_options.include_usage every chunk carries
+// "usage", null but in the last one, as OpenAI sends it.
+class ChunkRenderer {
+public:
+    ChunkRenderer(const ResponseMeta& meta, const ResponseFormat& format, bool include_usage);
 
-// `data: {...}\n\n`, and the stream's last event.
-std::string sse_event(const nlohmann::json& data);
+    // Appends `data: {...}\n\n` of a chunk holding choice.
+    void append_choice(std::string& out, const nlohmann::json& choice) const;
+    // Appends the last chunk: no choices, and the request's usage.
+    void append_usage(std::string& out, const nlohmann::json& usage) const;
+
+private:
+    std::string head_;  // `data: {"id":…,"model":…,"choices":[`
+    bool include_usage_;
+};
+
 // The error a stream sends in place of a choice's chunk when the engine
 // failed on it: `data: {"error": {...}}`, which the openai client raises.
 std::string sse_error_event(const std::string& what);

@@ -95,7 +95,9 @@ void serve(engine::ModelBundle& bundle, const ServeOptions& options, const OnRea
     const int port = http.bind();
     http.start();
 
-    on_ready({port, http.connection_capacity(), http.open_files_limit()}, engine.kv_plan());
+    on_ready(
+        {port, http.connection_capacity(), http.open_files_limit(), http.loop_priority_refused()},
+        engine.kv_plan());
 
     int signal = 0;
     while (signal == 0) {

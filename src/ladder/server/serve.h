@@ -22,8 +22,9 @@ struct ServeOptions {
 // What the server says once it accepts connections.
 struct Listening {
     int port = 0;
-    int64_t max_connections = 0;   // held at once
-    int64_t open_files_limit = 0;  // what bounded them, if fewer than asked for
+    int64_t max_connections = 0;    // held at once
+    int64_t open_files_limit = 0;   // what bounded them, if fewer than asked for
+    int loop_priority_refused = 0;  // errno: the realtime loop priority asked for was refused
 };
 
 using OnReady = std::function<void(const Listening& listening, const engine::KvCachePlan& plan)>;

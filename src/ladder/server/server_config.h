@@ -13,6 +13,12 @@
 
 namespace ladder::server {
 
+// How the event loop's thread asks the kernel for a CPU (http_server.cpp).
+enum class LoopPriority {
+    Normal,    // short turns: its wake-ups preempt the engine's threads (util/short_slice.h)
+    Realtime,  // ahead of every normal thread (util/realtime_priority.h); Normal if refused
+};
+
 struct ServerConfig {
     std::string host = "127.0.0.1";
     int port = 8080;                   // 0: any free port (printed when ready)
@@ -41,6 +47,7 @@ struct ServerConfig {
     bool web_ui = true;
     // Where POST /start_profile writes traces; empty: the profile routes are off.
     std::string trace_dir;
+    LoopPriority loop_priority = LoopPriority::Normal;
 };
 
 // --max-queue's default: a few steps' worth of sequences waiting, so a burst

@@ -12,11 +12,11 @@ constexpr std::chrono::seconds kKeepAliveInterval{5};
 }  // namespace
 
 SseStream::SseStream(std::shared_ptr<CompletionJob> job,
-                     std::shared_ptr<const ResponseFormat> format, ResponseMeta meta,
+                     std::shared_ptr<const ResponseFormat> format, const ResponseMeta& meta,
                      const tokenizer::Tokenizer& tokenizer, ServerMetrics& metrics)
     : job_(std::move(job)),
       format_(std::move(format)),
-      meta_(std::move(meta)),
+      renderer_(meta, *format_, job_->request().include_usage),
       tokenizer_(tokenizer),
       metrics_(metrics),
       last_write_(std::chrono::steady_clock::now()) {
@@ -28,8 +28,7 @@ std::string SseStream::opening_events() const {
     const std::vector<ChoiceState>& choices = job_->choices();
     for (size_t i = 0; i < choices.size(); ++i) {
         if (auto choice = format_->opening_choice(static_cast<int32_t>(i), choices[i])) {
-            events += sse_event(
-                chunk_json(meta_, *format_, std::move(choice), job_->request().include_usage));
+            renderer_.append_choice(events, *choice);
         }
     }
     return events;
@@ -37,9 +36,7 @@ std::string SseStream::opening_events() const {
 
 std::string SseStream::closing_events() const {
     std::string events;
-    if (job_->request().include_usage) {
-        events += sse_event(chunk_json(meta_, *format_, std::nullopt, true, job_->usage()));
-    }
+    if (job_->request().include_usage) renderer_.append_usage(events, job_->usage());
     return events + kSseDone;
 }
 
@@ -56,8 +53,7 @@ bool SseStream::poll(std::string& out) {
         }
         size_t& text_offset = text_offsets_[static_cast<size_t>(news.choice)];
         if (auto choice = format_->chunk_choice(news, tokenizer_, text_offset)) {
-            out += sse_event(
-                chunk_json(meta_, *format_, std::move(choice), job_->request().include_usage));
+            renderer_.append_choice(out, *choice);
         }
     }
     const bool finished = job_->finished();

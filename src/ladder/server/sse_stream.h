@@ -21,7 +21,8 @@ namespace ladder::server {
 class SseStream final : public StreamedBody {
 public:
     SseStream(std::shared_ptr<CompletionJob> job, std::shared_ptr<const ResponseFormat> format,
-              ResponseMeta meta, const tokenizer::Tokenizer& tokenizer, ServerMetrics& metrics);
+              const ResponseMeta& meta, const tokenizer::Tokenizer& tokenizer,
+              ServerMetrics& metrics);
 
     void start(std::function<void()> wake) override { job_->on_output(std::move(wake)); }
     bool poll(std::string& out) override;
@@ -33,7 +34,7 @@ private:
 
     std::shared_ptr<CompletionJob> job_;
     std::shared_ptr<const ResponseFormat> format_;
-    ResponseMeta meta_;
+    ChunkRenderer renderer_;
     const tokenizer::Tokenizer& tokenizer_;
     ServerMetrics& metrics_;
     std::vector<size_t> text_offsets_;  // per choice, for completions logprobs

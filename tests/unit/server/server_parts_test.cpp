@@ -1,5 +1,6 @@
 // The server's small parts that need no engine: API keys and tenants, model
-// names, queue defaults, Prometheus histograms and metrics text, logprobs shapes.
+// names, queue defaults, Prometheus histograms and metrics text, logprobs
+// shapes, stream chunks.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include "ladder/server/api_error.h"
 #include "ladder/server/auth.h"
 #include "ladder/server/histogram.h"
+#include "ladder/server/response_format.h"
 #include "ladder/server/server_config.h"
 #include "ladder/server/server_metrics.h"
 
@@ -111,6 +113,63 @@ TEST(ServerHttpThreads, OnePerCoreAndAtLeastTwo) {
     EXPECT_EQ(handler_threads_for(0), 2);
     EXPECT_EQ(handler_threads_for(1), 2);
     EXPECT_EQ(handler_threads_for(16), 16);
+}
+
+// Only what ChunkRenderer reads of a format: the chunks' object name.
+class ChunkObjectFormat final : public ResponseFormat {
+public:
+    const char* id_prefix() const override { return "cmpl-"; }
+    const char* object() const override { return "text_completion"; }
+    const char* chunk_object() const override { return "chat.completion.chunk"; }
+    nlohmann::json response_choice(int32_t, const ChoiceState&,
+                                   const tokenizer::Tokenizer&) const override {
+        return nullptr;
+    }
+    std::optional<nlohmann::json> opening_choice(int32_t, const ChoiceState&) const override {
+        return std::nullopt;
+    }
+    std::optional<nlohmann::json> chunk_choice(const ChoiceOutput&, const tokenizer::Tokenizer&,
+                                               size_t&) const override {
+        return std::nullopt;
+    }
+};
+
+// The SSE event's JSON, checked to be one `data: ...\n\n` event.
+nlohmann::json event_data(const std::string& event) {
+    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
+    EXPECT_TRUE(event.ends_with("\n\n")) << event;
+    EXPECT_EQ(event.find('\n'), event.size() - 2) << "one line: " << event;
+    return nlohmann::json::parse(event.substr(6));
+}
+
+TEST(ServerChunkRenderer, EveryChunkCarriesTheEnvelopeEscapedAndUsageOnlyWhenAsked) {
+    const ChunkObjectFormat format;
+    const ResponseMeta meta{"chatcmpl-\"quoted\"\\id", 1765000000, "model \"name\"\n"};
+    const nlohmann::json choice = {{"index", 0}, {"delta", {{"content", "Hi \"there\"\n"}}}};
+    for (const bool include_usage : {false, true}) {
+        const ChunkRenderer renderer(meta, format, include_usage);
+        std::string events;
+        renderer.append_choice(events, choice);
+        const nlohmann::json chunk = event_data(events);
+        EXPECT_EQ(chunk["id"], meta.id);
+        EXPECT_EQ(chunk["object"], "chat.completion.chunk");
+        EXPECT_EQ(chunk["created"], meta.created);
+        EXPECT_EQ(chunk["model"], meta.model);
+        EXPECT_EQ(chunk["choices"], nlohmann::json::array({choice}));
+        EXPECT_EQ(chunk.contains("usage"), include_usage);
+        if (include_usage) {
+            EXPECT_TRUE(chunk["usage"].is_null());
+        }
+    }
+    const ChunkRenderer renderer(meta, format, true);
+    std::string events = "before";
+    const nlohmann::json usage = {{"prompt_tokens", 5}, {"completion_tokens", 2}};
+    renderer.append_usage(events, usage);
+    ASSERT_EQ(events.rfind("before", 0), 0u) << "appends";
+    const nlohmann::json last = event_data(events.substr(6));
+    EXPECT_EQ(last["id"], meta.id);
+    EXPECT_EQ(last["choices"], nlohmann::json::array());
+    EXPECT_EQ(last["usage"], usage);
 }
 
 TEST(ServerHistogram, CountsCumulativelyWithValuesOnABoundInItsBucket) {

@@ -1,0 +1,88 @@
+"""`--loop-priority`: the event loop's thread runs at the kernel's real-time
+FIFO priority when asked and allowed, at normal priority otherwise, and a
+refusal is a warning, never a server that does not start."""
+
+import asyncio
+import os
+import resource
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from http_raw import stream_async
+from ladder_server import start_server
+
+LOOP_THREAD = "ladder-http"
+PROMPT = {"prompt": "The capital of France is", "max_tokens": 8, "temperature": 0,
+          "stream": True}
+
+
+def loop_thread_policy(server):
+    """The scheduling policy of the server's event-loop thread."""
+    tasks = f"/proc/{server.process.pid}/task"
+    for tid in os.listdir(tasks):
+        with open(f"{tasks}/{tid}/comm") as comm:
+            if comm.read().strip() == LOOP_THREAD:
+                return os.sched_getscheduler(int(tid))
+    raise AssertionError(f"no {LOOP_THREAD} thread")
+
+
+def realtime_allowed():
+    """Whether a process started as the server is may take SCHED_FIFO."""
+    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+def streams_text(server):
+    status, _, events = asyncio.run(stream_async(server, "/v1/completions", PROMPT))
+    assert status == 200
+    assert events[-1] == "[DONE]" and len(events) > 2
+
+
+def test_the_loop_runs_at_normal_priority_by_default():
+    server = start_server(threads=1)
+    try:
+        assert loop_thread_policy(server) == os.SCHED_OTHER
+        streams_text(server)
+    finally:
+        assert server.stop() == 0
+
+
+def test_realtime_puts_the_loop_ahead_of_normal_threads():
+    if not realtime_allowed():
+        pytest.skip("this environment may not use SCHED_FIFO")
+    server = start_server("--loop-priority", "realtime", threads=1)
+    try:
+        assert loop_thread_policy(server) == os.SCHED_FIFO
+        # Only the loop: the engine's threads stay normal.
+        pid = server.process.pid
+        assert os.sched_getscheduler(pid) == os.SCHED_OTHER
+        streams_text(server)
+    finally:
+        assert server.stop() == 0
+
+
+def test_a_refused_realtime_priority_warns_and_serves_at_normal_priority():
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+
+    # Neither the capability (dropped from the bounding set, so even root
+    # lacks it) nor a real-time rlimit: the kernel refuses.
+    def no_realtime_rlimit():
+        resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
+
+    server = start_server("--loop-priority", "realtime", threads=1,
+                          wrapper=(setpriv, "--bounding-set", "-sys_nice", "--inh-caps",
+                                   "-sys_nice"),
+                          stderr=subprocess.PIPE, preexec_fn=no_realtime_rlimit)
+    try:
+        assert loop_thread_policy(server) == os.SCHED_OTHER
+        streams_text(server)
+    finally:
+        assert server.stop() == 0
+    warnings = server.process.stderr.read()
+    assert "--loop-priority realtime refused" in warnings
+    assert "normal priority" in warnings
