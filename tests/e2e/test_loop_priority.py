@@ -19,14 +19,21 @@ PROMPT = {"prompt": "The capital of France is", "max_tokens": 8, "temperature": 
           "stream": True}
 
 
-def loop_thread_policy(server):
-    """The scheduling policy of the server's event-loop thread."""
+def thread_policies(server):
+    """{thread id: (name, scheduling policy)} of the server's threads."""
     tasks = f"/proc/{server.process.pid}/task"
+    policies = {}
     for tid in os.listdir(tasks):
         with open(f"{tasks}/{tid}/comm") as comm:
-            if comm.read().strip() == LOOP_THREAD:
-                return os.sched_getscheduler(int(tid))
-    raise AssertionError(f"no {LOOP_THREAD} thread")
+            policies[int(tid)] = (comm.read().strip(), os.sched_getscheduler(int(tid)))
+    return policies
+
+
+def loop_thread_policy(server):
+    """The scheduling policy of the server's event-loop thread."""
+    loop = [policy for name, policy in thread_policies(server).values() if name == LOOP_THREAD]
+    assert len(loop) == 1, f"{len(loop)} {LOOP_THREAD} threads"
+    return loop[0]
 
 
 def realtime_allowed():
@@ -53,12 +60,14 @@ def test_the_loop_runs_at_normal_priority_by_default():
 def test_realtime_puts_the_loop_ahead_of_normal_threads():
     if not realtime_allowed():
         pytest.skip("this environment may not use SCHED_FIFO")
-    server = start_server("--loop-priority", "realtime", threads=1)
+    server = start_server("--loop-priority", "realtime", threads=2)
     try:
         assert loop_thread_policy(server) == os.SCHED_FIFO
-        # Only the loop: the engine's threads stay normal.
-        pid = server.process.pid
-        assert os.sched_getscheduler(pid) == os.SCHED_OTHER
+        # Only the loop: the engine's, the handlers' and the main thread stay normal.
+        others = [(name, policy) for name, policy in thread_policies(server).values()
+                  if name != LOOP_THREAD]
+        assert len(others) >= 3, others
+        assert {policy for _, policy in others} == {os.SCHED_OTHER}, others
         streams_text(server)
     finally:
         assert server.stop() == 0
