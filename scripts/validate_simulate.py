@@ -11,15 +11,17 @@ fresh fleet behind HAProxy: scripts/fleet.sh,
 round robin for the random dataset, prefix affinity for the prefix one) and
 `ladder simulate` of the same fleet on the same workload, and prints
 simulated / measured for request throughput, median TTFT and median TPOT,
-against the 15% floor. The loads are per replica: a fleet of N is offered N
-times each.
+against the 15% floor. The loads are per replica, as shares of the capacity the
+profile simulates for a replica on that dataset (every request sent at once): a fleet of N
+is offered N times each.
 
 The engine runs on --threads (default 1) in both: on a 2-core machine the server's HTTP thread,
 its tokenizer and the `ladder bench` client need the other core, or they steal the engine's
 threads mid-step and the server is measured slower than its engine.
 
 Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json]
-           [--calibration grid|served] [--threads N] [--replicas N ...] [--loads R ...]
+           [--calibration grid|served] [--threads N] [--replicas N ...]
+           [--load-shares S ...| --loads R ...]
            [--json OUT]
 """
 
@@ -42,8 +44,11 @@ WORKLOADS = {
     "prefix": ["--dataset", "prefix", "--prefix-len", "1000", "--input-len", "100",
                "--output-len", "32", "--range-ratio", "0.25"],
 }
-# Requests/s a replica: light, near or past the server's capacity, overloaded (docs/fleet.md).
-LOADS = ["0.5", "1.5", "4"]
+# The loads, as shares of a replica's capacity on each dataset: light, near saturation,
+# overloaded (docs/fleet.md). Shares rather than fixed rates keep the three regimes what they
+# are named as the engine gets faster: a fixed 1.5 req/s was past saturation on the random
+# dataset when a replica served 1.2 req/s, and is 60% of it at 2.4 req/s.
+LOAD_SHARES = ["0.25", "1", "2.5"]
 # A fleet's routing for each dataset, as HAProxy (scripts/fleet.sh) and as the simulator
 # (deploy/haproxy.cfg's hash-balance-factor 150 is a balance factor of 1.5).
 ROUTING = {
@@ -119,6 +124,17 @@ def measure_and_simulate(ladder, profile, work, threads, replicas, dataset, comm
     return measured, simulated
 
 
+def capacity(ladder, profile, work, replicas, dataset, common):
+    """Requests/s a replica completes on the dataset with every request sent at once, as the
+    profile simulates it: the unit of the loads. It sets the offered rates only, which the
+    measured and the simulated runs then share."""
+    router = ["--replicas", str(replicas), *ROUTING[dataset][1]] if replicas > 1 else []
+    result = run_json([ladder, "simulate", "--profile", profile, *router, *common,
+                       "--request-rate", "inf"],
+                      os.path.join(work, f"capacity-{replicas}x-{dataset}.json"))
+    return result["request_throughput"] / replicas
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", help="a profile to reuse instead of calibrating")
@@ -127,7 +143,11 @@ def main():
     parser.add_argument("--num-prompts", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="the engine's threads")
-    parser.add_argument("--loads", nargs="+", default=LOADS, help="offered requests/s a replica")
+    parser.add_argument("--load-shares", nargs="+", default=LOAD_SHARES,
+                        help="offered loads as shares of a replica's simulated capacity "
+                             "(default: 0.25 1 2.5)")
+    parser.add_argument("--loads", nargs="+",
+                        help="offered requests/s a replica instead of --load-shares")
     parser.add_argument("--replicas", nargs="+", type=int, default=[1, 2],
                         help="fleet sizes (2 or more run behind HAProxy)")
     parser.add_argument("--json", help="write every measured and simulated figure here")
@@ -144,10 +164,18 @@ def main():
     rows, worst = [], 0.0
     for replicas in args.replicas:
         for dataset, workload in WORKLOADS.items():
-            for load in args.loads:
-                rate = f"{float(load) * replicas:g}"
-                common = [*workload, "--num-prompts", str(args.num_prompts * replicas), "--seed",
-                          str(args.seed), "--request-rate", rate]
+            fixed = [*workload, "--num-prompts", str(args.num_prompts * replicas), "--seed",
+                     str(args.seed)]
+            if args.loads:
+                loads = [float(load) for load in args.loads]
+            else:
+                unit = capacity(ladder, profile, work, replicas, dataset, fixed)
+                print(f"{replicas} x {dataset}: a replica's simulated capacity {unit:.2f} req/s",
+                      flush=True)
+                loads = [float(share) * unit for share in args.load_shares]
+            for load in loads:
+                rate = f"{load * replicas:.2g}"
+                common = [*fixed, "--request-rate", rate]
                 measured, simulated = measure_and_simulate(ladder, profile, work, args.threads,
                                                            replicas, dataset, common)
                 ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}

@@ -251,10 +251,23 @@ def test_simulate_calibrates_from_a_trace_of_served_steps(tmp_path):
     assert f"{n_steps} steps fitted" in result.stdout, result.stdout
     fitted = json.loads(profile.read_text())
     assert "served steps of trace" in fitted["source"]
-    assert fitted["per_token_us"] > 0 and fitted["kv_bytes_per_token"] == 23040
+    assert fitted["kv_bytes_per_token"] == 23040
+    # A rows curve, rising from one row, with a point about every octave.
+    points = fitted["row_costs_ms"]
+    rows = [n for n, _ in points]
+    assert rows[0] == 1 and rows == sorted(set(rows)) and all(ms > 0 for _, ms in points), points
+
+    def rows_us(n):
+        """The curve as StepProfile::rows_seconds reads it."""
+        if n <= rows[0]:
+            return points[0][1] * 1e3
+        upper = next((i for i, r in enumerate(rows) if r >= n), len(rows) - 1)
+        (n0, ms0), (n1, ms1) = points[upper - 1], points[upper]
+        return (ms0 + (ms1 - ms0) * (n - n0) / (n1 - n0)) * 1e3
+
     # The fit prices the traced steps: their sum within 10% of their time.
     steps = [e for e in trace_format.load(trace) if e.get("name") == "step" and e["ph"] == "X"]
-    priced = sum(fitted["fixed_ms"] * 1e3 + fitted["per_token_us"] * e["args"]["tokens"]
+    priced = sum(rows_us(e["args"]["tokens"])
                  + fitted["per_context_ns"] * 1e-3 * e["args"]["context"]
                  + fitted["per_logit_row_us"] * e["args"]["logit_rows"] for e in steps)
     took = sum(e["dur"] for e in steps)

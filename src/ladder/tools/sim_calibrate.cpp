@@ -3,15 +3,16 @@
 #include <algorithm>
 #include <random>
 
-#include "ladder/engine/step_cost_model.h"
+#include "ladder/tools/sim_step_fit.h"
 #include "ladder/tools/simulator.h"
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
 
 std::vector<CalibrationShape> default_calibration_grid() {
-    return {{1, 16, 32}, {4, 16, 32}, {16, 16, 32}, {1, 512, 32},         {4, 512, 16},
-            {1, 64, 4},  {1, 256, 4}, {1, 1024, 4}, {16, 1024, 16, true}, {8, 2048, 8, true}};
+    return {{1, 16, 32},  {2, 16, 32}, {4, 16, 32},  {16, 16, 32}, {32, 16, 16},
+            {1, 64, 4},   {1, 128, 4}, {1, 256, 4},  {1, 512, 32}, {4, 512, 16},
+            {1, 1024, 4}, {16, 1024, 16, true},      {8, 2048, 8, true}};
 }
 
 std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const ReplicaOptions& replica,
@@ -84,14 +85,6 @@ StepProfile profile_of_plan(const engine::KvCachePlan& plan, const std::string& 
     return profile;
 }
 
-void take_fit(const engine::StepCostModel& fit, StepProfile& profile) {
-    if (!fit.ready()) util::fail("calibration: the measured steps did not give a fit");
-    profile.fixed_s = fit.fixed_seconds();
-    profile.per_token_s = fit.row_seconds();
-    profile.per_context_s = fit.context_seconds();
-    profile.per_logit_row_s = fit.logit_row_seconds();
-}
-
 // Step i of a grid shape as first measured, and its seconds in every pass
 // where the engine took that same step.
 struct StepTimes {
@@ -147,7 +140,7 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
                       int32_t n_passes) {
     Calibration calibration;
     calibration.profile = profile_of_plan(core.kv_plan(), source);
-    engine::StepCostModel fit(1.0);
+    std::vector<ObservedStep> observed;
     for (std::vector<StepTimes>& steps :
          time_passes(core, replica, grid, std::max(n_passes, 1), calibration)) {
         for (StepTimes& times : steps) {
@@ -155,12 +148,11 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
             const size_t middle = (times.seconds.size() - 1) / 2;
             std::nth_element(times.seconds.begin(), times.seconds.begin() + middle,
                              times.seconds.end());
-            fit.observe({static_cast<double>(times.step.engine_tokens), times.step.n_context,
-                         static_cast<double>(times.step.n_logit_rows)},
-                        times.seconds[middle]);
+            observed.push_back({times.step.engine_tokens, times.step.n_context,
+                                times.step.n_logit_rows, times.seconds[middle]});
         }
     }
-    take_fit(fit, calibration.profile);
+    fit_step_costs(observed, calibration.profile);
     return calibration;
 }
 
@@ -168,19 +160,17 @@ Calibration calibrate_from_trace(const TraceSummary& trace, const engine::KvCach
                                  const std::string& source) {
     Calibration calibration;
     calibration.profile = profile_of_plan(plan, source);
-    engine::StepCostModel fit(1.0);
+    std::vector<ObservedStep> observed;
     for (const TracedStep& step : trace.steps) {
         if (!step.has_shape) continue;
         ++calibration.n_steps;
-        fit.observe({static_cast<double>(step.n_tokens), step.n_context,
-                     static_cast<double>(step.n_logit_rows)},
-                    step.dur_us * 1e-6);
+        observed.push_back({step.n_tokens, step.n_context, step.n_logit_rows, step.dur_us * 1e-6});
     }
     if (calibration.n_steps == 0) {
         util::fail(
             "the trace's steps carry no logit_rows and context (a trace of an older ladder)");
     }
-    take_fit(fit, calibration.profile);
+    fit_step_costs(observed, calibration.profile);
     return calibration;
 }
 

@@ -3,7 +3,7 @@
 // through the real engine, step by step; the same workload runs through the
 // simulator, whose steps must match the engine's in tokens (it is the
 // engine's scheduler) and give each step's attended positions and logit rows.
-// A least-squares fit of seconds on (tokens, positions, logit rows) gives the
+// sim_step_fit's fit of seconds on (tokens, positions, logit rows) gives the
 // profile. The grid runs several times, on fresh prompts of the same shapes
 // (so the same steps), and each step's median time is fitted: a host that
 // slows for a while (another job on a shared machine) moves one pass, not
@@ -30,9 +30,10 @@ struct CalibrationShape {
     bool shared_prompt = false;
 };
 
-// Decodes at a few batch sizes and contexts (many of them at a long
-// context, where attention is a large part of the step), and prompt chunks
-// of a few sizes.
+// Decodes at batch sizes from 1 to 32 and at short and long contexts (many
+// of them long, where attention is a large part of the step), and prompts
+// of each power of two from 64 to 1,024 tokens: every octave of the rows
+// curve has steps of its own.
 std::vector<CalibrationShape> default_calibration_grid();
 
 struct Calibration {

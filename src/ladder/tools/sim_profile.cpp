@@ -83,18 +83,58 @@ double number_at(const nlohmann::json& json, const char* key, const std::string&
     return value;
 }
 
+std::vector<RowCost> row_costs_at(const nlohmann::json& json, const std::string& name) {
+    const nlohmann::json& points = json.at("row_costs_ms");
+    if (!points.is_array() || points.size() < 2)
+        util::fail("{}: \"row_costs_ms\" must be a list of at least two [rows, ms] points", name);
+    std::vector<RowCost> costs;
+    for (const nlohmann::json& point : points) {
+        if (!point.is_array() || point.size() != 2 || !point[0].is_number_integer() ||
+            !point[1].is_number()) {
+            util::fail("{}: each point of \"row_costs_ms\" is [rows, ms]", name);
+        }
+        const RowCost cost{point[0].get<int64_t>(), point[1].get<double>() * 1e-3};
+        if (cost.n_rows < 1 || (!costs.empty() && cost.n_rows <= costs.back().n_rows))
+            util::fail("{}: the rows of \"row_costs_ms\" must rise from 1 up", name);
+        if (!std::isfinite(cost.seconds) || !(cost.seconds > 0.0))
+            util::fail("{}: every step of \"row_costs_ms\" must take some time", name);
+        costs.push_back(cost);
+    }
+    return costs;
+}
+
 }  // namespace
 
+double StepProfile::rows_seconds(int64_t n_tokens) const {
+    const auto rows = static_cast<double>(n_tokens);
+    if (row_costs.empty()) return fixed_s + per_token_s * rows;
+    if (n_tokens <= row_costs.front().n_rows) return row_costs.front().seconds;
+    size_t upper = 1;
+    while (upper + 1 < row_costs.size() && row_costs[upper].n_rows < n_tokens) ++upper;
+    const RowCost& a = row_costs[upper - 1];
+    const RowCost& b = row_costs[upper];
+    const double slope = (b.seconds - a.seconds) / static_cast<double>(b.n_rows - a.n_rows);
+    return a.seconds + slope * (rows - static_cast<double>(a.n_rows));
+}
+
 nlohmann::json profile_json(const StepProfile& profile) {
-    return {{"source", profile.source},
-            {"fixed_ms", profile.fixed_s * 1e3},
-            {"per_token_us", profile.per_token_s * 1e6},
-            {"per_context_ns", profile.per_context_s * 1e9},
-            {"per_logit_row_us", profile.per_logit_row_s * 1e6},
-            {"block_size", profile.block_size},
-            {"kv_blocks", profile.n_kv_blocks},
-            {"gpus_per_replica", profile.gpus_per_replica},
-            {"kv_bytes_per_token", profile.kv_bytes_per_token}};
+    nlohmann::json json = {{"source", profile.source},
+                           {"per_context_ns", profile.per_context_s * 1e9},
+                           {"per_logit_row_us", profile.per_logit_row_s * 1e6},
+                           {"block_size", profile.block_size},
+                           {"kv_blocks", profile.n_kv_blocks},
+                           {"gpus_per_replica", profile.gpus_per_replica},
+                           {"kv_bytes_per_token", profile.kv_bytes_per_token}};
+    if (profile.row_costs.empty()) {
+        json["fixed_ms"] = profile.fixed_s * 1e3;
+        json["per_token_us"] = profile.per_token_s * 1e6;
+    } else {
+        nlohmann::json points = nlohmann::json::array();
+        for (const RowCost& cost : profile.row_costs)
+            points.push_back({cost.n_rows, cost.seconds * 1e3});
+        json["row_costs_ms"] = std::move(points);
+    }
+    return json;
 }
 
 StepProfile profile_from_json(const nlohmann::json& json, const std::string& name) {
@@ -104,8 +144,12 @@ StepProfile profile_from_json(const nlohmann::json& json, const std::string& nam
     if (source == json.end() || !source->is_string())
         util::fail("{}: the profile has no \"source\" string", name);
     profile.source = source->get<std::string>();
-    profile.fixed_s = number_at(json, "fixed_ms", name) * 1e-3;
-    profile.per_token_s = number_at(json, "per_token_us", name) * 1e-6;
+    if (json.contains("row_costs_ms")) {
+        profile.row_costs = row_costs_at(json, name);
+    } else {
+        profile.fixed_s = number_at(json, "fixed_ms", name) * 1e-3;
+        profile.per_token_s = number_at(json, "per_token_us", name) * 1e-6;
+    }
     profile.per_context_s = number_at(json, "per_context_ns", name) * 1e-9;
     if (json.contains("per_logit_row_us"))
         profile.per_logit_row_s = number_at(json, "per_logit_row_us", name) * 1e-6;
@@ -202,11 +246,19 @@ std::string format_profile(const StepProfile& profile) {
         profile.per_logit_row_s > 0.0
             ? fmt::format(", {:.3f} us/logit row", profile.per_logit_row_s * 1e6)
             : std::string();
-    return fmt::format(
-        "profile: {} (fixed {:.3f} ms, {:.3f} us/token, {:.3f} ns/context position{}, {} KV "
-        "blocks of {})",
-        profile.source, profile.fixed_s * 1e3, profile.per_token_s * 1e6,
-        profile.per_context_s * 1e9, logit_row, profile.n_kv_blocks, profile.block_size);
+    std::string rows;
+    if (profile.row_costs.empty()) {
+        rows = fmt::format("fixed {:.3f} ms, {:.3f} us/token", profile.fixed_s * 1e3,
+                           profile.per_token_s * 1e6);
+    } else {
+        for (const RowCost& cost : profile.row_costs) {
+            rows += fmt::format("{}{}: {:.3f} ms", rows.empty() ? "rows " : ", ", cost.n_rows,
+                                cost.seconds * 1e3);
+        }
+    }
+    return fmt::format("profile: {} ({}, {:.3f} ns/context position{}, {} KV blocks of {})",
+                       profile.source, rows, profile.per_context_s * 1e9, logit_row,
+                       profile.n_kv_blocks, profile.block_size);
 }
 
 }  // namespace ladder::tools

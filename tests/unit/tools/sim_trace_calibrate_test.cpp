@@ -34,8 +34,12 @@ TEST(CalibrateFromTrace, RecoversTheCostsOfTheServedSteps) {
         calibrate_from_trace(trace_of_known_costs(), small_plan(), "a trace");
     const StepProfile& profile = calibration.profile;
     EXPECT_EQ(calibration.n_steps, 30);
-    EXPECT_NEAR(profile.fixed_s, 0.003, 1e-9);
-    EXPECT_NEAR(profile.per_token_s, 0.005, 1e-9);
+    // A point of the rows curve at each row count the trace has.
+    ASSERT_EQ(profile.row_costs.size(), 5u);
+    for (const RowCost& cost : profile.row_costs) {
+        EXPECT_NEAR(cost.seconds, 0.003 + 0.005 * static_cast<double>(cost.n_rows), 1e-9)
+            << cost.n_rows;
+    }
     EXPECT_NEAR(profile.per_context_s, 2e-6, 1e-12);
     EXPECT_NEAR(profile.per_logit_row_s, 0.001, 1e-9);
     EXPECT_EQ(profile.source, "a trace");
@@ -51,7 +55,7 @@ TEST(CalibrateFromTrace, StepsWithoutAShapeAreLeftOut) {
     trace.steps.push_back({1e6, 16, 0, 0.0, false});
     const Calibration calibration = calibrate_from_trace(trace, small_plan(), "a trace");
     EXPECT_EQ(calibration.n_steps, 30);
-    EXPECT_NEAR(calibration.profile.per_token_s, 0.005, 1e-9);
+    EXPECT_NEAR(calibration.profile.rows_seconds(16), 0.003 + 0.005 * 16, 1e-9);
 }
 
 TEST(CalibrateFromTrace, ATraceWithoutShapesIsAnError) {

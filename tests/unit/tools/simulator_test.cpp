@@ -229,5 +229,33 @@ TEST(SimulatorProfile, JsonRoundTripsAndRooflineIsBandwidthBound) {
     EXPECT_LT(profile.per_token_s * 100, profile.fixed_s);
 }
 
+TEST(SimulatorProfile, AMeasuredRowsCurvePricesStepsAlongIt) {
+    SimulationOptions options = tiny_fleet(100, 512);
+    // 10 ms for one row, 11 for two, 15 for four; 2 ms a row past four.
+    options.profile.row_costs = {{1, 0.010}, {2, 0.011}, {4, 0.015}};
+    EXPECT_DOUBLE_EQ(options.profile.rows_seconds(3), 0.013);
+    EXPECT_DOUBLE_EQ(options.profile.rows_seconds(8), 0.023);
+    const std::vector<SimRequest> requests = {{0, 0.0, iota_tokens(8, 1), 2}};
+    const SimulationResult result = simulate(requests, options, true);
+    ASSERT_EQ(step_tokens(result), (std::vector<int32_t>{8, 1}));
+    EXPECT_NEAR(result.run.results[0].ttft_s, 0.023, 1e-12);
+    EXPECT_NEAR(result.run.results[0].e2e_s, 0.023 + 0.010, 1e-12);
+
+    const StepProfile read = profile_from_json(profile_json(options.profile), "p.json");
+    ASSERT_EQ(read.row_costs.size(), 3u);
+    EXPECT_EQ(read.row_costs[2].n_rows, 4);
+    EXPECT_NEAR(read.row_costs[2].seconds, 0.015, 1e-15);
+    EXPECT_NE(format_profile(read).find("rows 1: 10.000 ms, 2: 11.000 ms, 4: 15.000 ms"),
+              std::string::npos);
+    nlohmann::json json = profile_json(options.profile);
+    EXPECT_FALSE(json.contains("fixed_ms"));
+    json["row_costs_ms"] = {{2, 11.0}, {1, 10.0}};
+    EXPECT_NE(error_of([&] { (void)profile_from_json(json, "p.json"); }).find("row_costs_ms"),
+              std::string::npos);
+    json["row_costs_ms"] = {{1, 10.0}, {2, 0.0}};
+    EXPECT_NE(error_of([&] { (void)profile_from_json(json, "p.json"); }).find("row_costs_ms"),
+              std::string::npos);
+}
+
 }  // namespace simulator_test
 }  // namespace ladder::tools

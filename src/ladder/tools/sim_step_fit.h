@@ -1,0 +1,34 @@
+// The fit behind a measured profile: a step's seconds against its rows (a
+// curve through points about a power of two apart), the positions its rows attend to
+// and its logit rows. Least squares on the relative error, so that a 7 ms
+// decode step counts as much as a 400 ms prompt step: a request's TPOT is
+// made of the former, its TTFT of the latter, and each should come out
+// within the same share of what was measured.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ladder/tools/sim_profile.h"
+
+namespace ladder::tools {
+
+struct ObservedStep {
+    int64_t n_tokens = 0;
+    double n_context = 0.0;  // positions its rows attend to, summed
+    int64_t n_logit_rows = 0;
+    double seconds = 0.0;
+};
+
+// Sets profile.row_costs, per_context_s and per_logit_row_s. The curve has a
+// point in each octave of row counts the steps have (about 1, 2, 4, ...), at
+// the row count most of that octave's steps have. A part that fits below zero
+// (noise, or a part the steps barely exercise) is left out and the rest
+// fitted again, context before logit rows; so are the logit rows where with
+// them a point of the curve comes out at no cost (the steps do not tell them
+// from the curve: every octave has decodes only or prompts only). Throws
+// util::InputError when the steps cannot tell the parts apart (fewer than
+// two row counts) or a point still comes out at no cost.
+void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile);
+
+}  // namespace ladder::tools
