@@ -13,24 +13,24 @@ namespace ladder::tools {
 namespace {
 
 // One point in each octave of row counts that has steps, [2^(i - 1/2),
-// 2^(i + 1/2)): the row count most of its steps have (the smaller on a tie).
-// A point at a measured row count is pinned by the steps that have it,
-// whatever the steps between points are. Ascending.
+// 2^(i + 1/2)): the row count nearest 2^i (the smaller on a tie). A point at
+// a measured row count is pinned by the steps that have it, whatever the
+// steps between points are; nearest the power of two, it is the same count
+// from one calibration to the next (the commonest count of an octave can
+// flip between two shapes of the grid). Ascending.
 std::vector<int64_t> curve_points(std::span<const ObservedStep> steps) {
-    std::map<int, std::map<int64_t, int64_t>> count_by_octave;  // octave -> rows -> steps
+    std::map<int, int64_t> nearest_by_octave;
     for (const ObservedStep& step : steps) {
-        const int octave =
-            static_cast<int>(std::lround(std::log2(static_cast<double>(step.n_tokens))));
-        ++count_by_octave[octave][step.n_tokens];
+        const double log_rows = std::log2(static_cast<double>(step.n_tokens));
+        const int octave = static_cast<int>(std::lround(log_rows));
+        const auto [it, inserted] = nearest_by_octave.try_emplace(octave, step.n_tokens);
+        const double best = std::fabs(std::log2(static_cast<double>(it->second)) - octave);
+        const double distance = std::fabs(log_rows - octave);
+        if (distance < best || (distance == best && step.n_tokens < it->second))
+            it->second = step.n_tokens;
     }
     std::vector<int64_t> points;
-    for (const auto& [octave, counts] : count_by_octave) {
-        const auto most = std::max_element(
-            counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-                return a.second < b.second;
-            });
-        points.push_back(most->first);
-    }
+    for (const auto& [octave, rows] : nearest_by_octave) points.push_back(rows);
     return points;
 }
 

@@ -22,7 +22,7 @@ struct ObservedStep {
 
 // Sets profile.row_costs, per_context_s and per_logit_row_s. The curve has a
 // point in each octave of row counts the steps have (about 1, 2, 4, ...), at
-// the row count most of that octave's steps have. A part that fits below zero
+// the row count of that octave nearest its power of two. A part that fits below zero
 // (noise, or a part the steps barely exercise) is left out and the rest
 // fitted again, context before logit rows; so are the logit rows where with
 // them a point of the curve comes out at no cost (the steps do not tell them

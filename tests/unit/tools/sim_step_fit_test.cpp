@@ -47,16 +47,17 @@ TEST(StepCostFit, RecoversTheRowsCurveAndTheOtherParts) {
     EXPECT_NEAR(profile.step_seconds(4, 100.0, 4), true_rows_seconds(4) + 2e-4 + 0.0024, 1e-9);
 }
 
-TEST(StepCostFit, OnePointAtTheCommonestRowCountOfEachOctave) {
-    std::vector<ObservedStep> steps = steps_of_known_costs({1, 4, 16, 100}, 1e-6, 0.0005);
-    // Octave 4 (12 to 22 rows) has more 19-row steps than 16-row ones.
-    for (const ObservedStep& step : steps_of_known_costs({19, 19}, 1e-6, 0.0005))
+TEST(StepCostFit, OnePointAtTheRowCountNearestEachOctavesPowerOfTwo) {
+    std::vector<ObservedStep> steps = steps_of_known_costs({1, 4, 19, 100}, 1e-6, 0.0005);
+    // Octave 4 (12 to 22 rows) has more 19-row steps than 16-row ones; 16 is
+    // its point all the same.
+    for (const ObservedStep& step : steps_of_known_costs({16, 19, 19}, 1e-6, 0.0005))
         steps.push_back(step);
     StepProfile profile;
     fit_step_costs(steps, profile);
     std::vector<int64_t> points;
     for (const RowCost& cost : profile.row_costs) points.push_back(cost.n_rows);
-    EXPECT_EQ(points, (std::vector<int64_t>{1, 4, 19, 100}));
+    EXPECT_EQ(points, (std::vector<int64_t>{1, 4, 16, 100}));
     for (const RowCost& cost : profile.row_costs)
         EXPECT_NEAR(cost.seconds, true_rows_seconds(cost.n_rows), 1e-9) << cost.n_rows;
 }
