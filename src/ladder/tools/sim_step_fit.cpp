@@ -34,21 +34,17 @@ std::vector<int64_t> curve_points(std::span<const ObservedStep> steps) {
     return points;
 }
 
-// The weights of each curve point in a step of n_rows rows: the two points
-// around it share 1 linearly (past the last point, along the last segment;
-// below the first, all on the first), which is how StepProfile::rows_seconds
-// reads the curve back.
-void add_curve_weights(std::span<const int64_t> points, int64_t n_rows, std::span<double> row) {
-    if (n_rows <= points.front()) {
-        row[0] = 1.0;
-        return;
+// The weight of each curve point in a step of n_rows rows, read through
+// StepProfile::rows_seconds so that the fit and the simulator share one
+// reading of the curve: rows_seconds is linear in the points' seconds, so a
+// curve at 1 on one point and 0 on the others gives that point's weight.
+// `unit_curve` has the points, every one at 0 seconds.
+void add_curve_weights(StepProfile& unit_curve, int64_t n_rows, std::span<double> row) {
+    for (size_t j = 0; j < unit_curve.row_costs.size(); ++j) {
+        unit_curve.row_costs[j].seconds = 1.0;
+        row[j] = unit_curve.rows_seconds(n_rows);
+        unit_curve.row_costs[j].seconds = 0.0;
     }
-    size_t upper = 1;
-    while (upper + 1 < points.size() && points[upper] < n_rows) ++upper;
-    const double t = static_cast<double>(n_rows - points[upper - 1]) /
-                     static_cast<double>(points[upper] - points[upper - 1]);
-    row[upper - 1] = 1.0 - t;
-    row[upper] = t;
 }
 
 // Least squares of a (n x m, row-major) against b by Householder QR: the
@@ -109,8 +105,7 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
         if (step.n_tokens > 0 && step.seconds > 0.0 && std::isfinite(step.seconds))
             timed.push_back(step);
     }
-    const std::vector<int64_t> points = curve_points(timed);
-    if (points.size() < 2) util::fail("calibration: the measured steps did not give a fit");
+    std::vector<int64_t> points = curve_points(timed);
     // Columns: the curve's points, then context and logit rows where some
     // step has them; a part dropped for fitting below zero stays out.
     bool use_context = false;
@@ -121,13 +116,16 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
     }
     std::vector<double> x;
     for (;;) {
+        if (points.size() < 2) util::fail("calibration: the measured steps did not give a fit");
+        StepProfile unit_curve;
+        for (int64_t rows : points) unit_curve.row_costs.push_back({rows, 0.0});
         const size_t m = points.size() + (use_context ? 1 : 0) + (use_logits ? 1 : 0);
         std::vector<double> a(timed.size() * m, 0.0);
         std::vector<double> b(timed.size(), 1.0);  // seconds / seconds
         for (size_t r = 0; r < timed.size(); ++r) {
             const ObservedStep& step = timed[r];
             const std::span<double> row(a.data() + r * m, m);
-            add_curve_weights(points, step.n_tokens, row);
+            add_curve_weights(unit_curve, step.n_tokens, row);
             size_t c = points.size();
             if (use_context) row[c++] = step.n_context;
             if (use_logits) row[c++] = static_cast<double>(step.n_logit_rows);
@@ -147,11 +145,17 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
         // only, or prompts only) the logit part is a sum of the curve's points
         // and comes out of noise, pushing a point below zero; the curve then
         // carries it.
-        const bool point_free =
-            std::any_of(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(points.size()),
-                        [](double seconds) { return !(seconds > 0.0); });
+        const auto cheapest =
+            std::min_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(points.size()));
+        const bool point_free = !(*cheapest > 0.0);
         if (logit_s < 0.0 || (use_logits && point_free)) {
             use_logits = false;
+            continue;
+        }
+        // A point still at no cost is one the steps do not pin (a few noisy
+        // steps of its row count): the curve goes from its neighbours instead.
+        if (point_free) {
+            points.erase(points.begin() + (cheapest - x.begin()));
             continue;
         }
         profile.per_context_s = context_s;
@@ -159,11 +163,7 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
         break;
     }
     profile.row_costs.clear();
-    for (size_t i = 0; i < points.size(); ++i) {
-        if (!(x[i] > 0.0))
-            util::fail("calibration: the measured steps give {}-row steps no cost", points[i]);
-        profile.row_costs.push_back({points[i], x[i]});
-    }
+    for (size_t i = 0; i < points.size(); ++i) profile.row_costs.push_back({points[i], x[i]});
     profile.fixed_s = 0.0;
     profile.per_token_s = 0.0;
 }

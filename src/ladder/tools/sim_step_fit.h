@@ -26,9 +26,10 @@ struct ObservedStep {
 // (noise, or a part the steps barely exercise) is left out and the rest
 // fitted again, context before logit rows; so are the logit rows where with
 // them a point of the curve comes out at no cost (the steps do not tell them
-// from the curve: every octave has decodes only or prompts only). Throws
-// util::InputError when the steps cannot tell the parts apart (fewer than
-// two row counts) or a point still comes out at no cost.
+// from the curve: every octave has decodes only or prompts only). A point
+// still at no cost is taken out of the curve. Throws util::InputError when
+// fewer than two points are left (the steps have one row count, or the fit
+// cannot tell the parts apart).
 void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile);
 
 }  // namespace ladder::tools

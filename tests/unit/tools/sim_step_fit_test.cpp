@@ -76,6 +76,22 @@ TEST(StepCostFit, APartThatFitsBelowZeroIsLeftOut) {
     for (const RowCost& cost : profile.row_costs) EXPECT_GT(cost.seconds, 0.0);
 }
 
+TEST(StepCostFit, APointTheStepsDoNotPinLeavesTheCurve) {
+    // One 2-row step over a long context, measured in less time than its
+    // attention alone costs (noise): it alone pins the 2-row point, which
+    // fits below zero; the curve then runs from 1 row to 4.
+    std::vector<ObservedStep> steps = steps_of_known_costs({1, 4, 8}, 2e-6, 0.0);
+    steps.push_back({2, 50000.0, 2, 0.01});
+    StepProfile profile;
+    fit_step_costs(steps, profile);
+    std::vector<int64_t> points;
+    for (const RowCost& cost : profile.row_costs) {
+        points.push_back(cost.n_rows);
+        EXPECT_GT(cost.seconds, 0.0);
+    }
+    EXPECT_EQ(points, (std::vector<int64_t>{1, 4, 8}));
+}
+
 TEST(StepCostFit, OneRowCountCannotGiveACurve) {
     StepProfile profile;
     const std::vector<ObservedStep> steps = {{4, 100.0, 4, 0.01}, {4, 200.0, 4, 0.011}};
