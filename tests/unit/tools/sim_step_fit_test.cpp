@@ -1,5 +1,6 @@
-// The fit of a measured profile: a rows curve through powers of two, plus
-// context and logit rows, recovered from steps that follow known costs.
+// The fit of a measured profile: a rows curve with a point near each power
+// of two, plus context and logit rows, recovered from steps that follow
+// known costs.
 #include <gtest/gtest.h>
 
 #include <vector>
