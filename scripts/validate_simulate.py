@@ -11,7 +11,8 @@ fresh fleet behind HAProxy: scripts/fleet.sh,
 round robin for the random dataset, prefix affinity for the prefix one) and
 `ladder simulate` of the same fleet on the same workload, and prints
 simulated / measured for request throughput, median TTFT and median TPOT,
-against the 15% floor. The loads are per replica, as shares of the capacity the
+against the 15% floor (with --repeats N, against the median of N measured
+runs of each cell, each run printed). The loads are per replica, as shares of the capacity the
 profile simulates for a replica on that dataset (every request sent at once): a fleet of N
 is offered N times each.
 
@@ -21,7 +22,7 @@ threads mid-step and the server is measured slower than its engine.
 
 Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json]
            [--calibration grid|served] [--threads N] [--replicas N ...]
-           [--load-shares S ...| --loads R ...]
+           [--load-shares S ...| --loads R ...] [--repeats N]
            [--json OUT]
 """
 
@@ -95,9 +96,9 @@ def calibrate_served(ladder, profile, work, threads):
                     *ENGINE_FLAGS, "--from-trace", trace, "-o", profile], check=True)
 
 
-def measure_and_simulate(ladder, profile, work, threads, replicas, dataset, common):
+def measure_and_simulate(ladder, profile, work, threads, replicas, dataset, common, run=0):
     """bench against a fresh server or fleet (no cache or queue carried over), then simulate."""
-    name = f"{replicas}x-{dataset}-{common[-1]}"
+    name = f"{replicas}x-{dataset}-{common[-1]}-{run}"
     if replicas == 1:
         server = start_server(threads=threads)
         try:
@@ -148,6 +149,9 @@ def main():
                              "(default: 0.25 1 2.5)")
     parser.add_argument("--loads", nargs="+",
                         help="offered requests/s a replica instead of --load-shares")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="measure each cell this many times, each on a fresh server, and "
+                             "compare the simulation with the median of the runs")
     parser.add_argument("--replicas", nargs="+", type=int, default=[1, 2],
                         help="fleet sizes (2 or more run behind HAProxy)")
     parser.add_argument("--json", help="write every measured and simulated figure here")
@@ -176,16 +180,22 @@ def main():
             for load in loads:
                 rate = f"{load * replicas:.2g}"
                 common = [*fixed, "--request-rate", rate]
-                measured, simulated = measure_and_simulate(ladder, profile, work, args.threads,
-                                                           replicas, dataset, common)
+                runs = [measure_and_simulate(ladder, profile, work, args.threads, replicas,
+                                             dataset, common, run) for run in range(args.repeats)]
+                simulated = runs[0][1]
+                # Each figure's median over the runs (the upper middle of an even count).
+                measured = {k: sorted(m[k] for m, _ in runs)[len(runs) // 2] for k, _ in KEYS}
                 ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}
                 worst = max(worst, *(abs(r - 1) for r in ratios.values()))
                 rows.append({"replicas": replicas, "dataset": dataset, "request_rate": rate,
-                             "measured": {k: measured[k] for k, _ in KEYS},
+                             "measured": measured,
+                             "measured_runs": [{k: m[k] for k, _ in KEYS} for m, _ in runs],
                              "simulated": {k: simulated[k] for k, _ in KEYS}, "ratio": ratios})
+                spread = "" if len(runs) == 1 else " [runs: " + "; ".join(
+                    ", ".join(f"{m[k]:.2f}" for k, _ in KEYS) for m, _ in runs) + "]"
                 print(f"{replicas} x {dataset} @ {rate} req/s: " + ", ".join(
                     f"{label} {measured[k]:.2f} vs {simulated[k]:.2f} ({ratios[k]:.2f}x)"
-                    for k, label in KEYS), flush=True)
+                    for k, label in KEYS) + spread, flush=True)
     print("\n| replicas | dataset | req/s | " + " | ".join(
         f"{label}: measured / simulated (ratio)" for _, label in KEYS) + " |")
     print("|---|---|---|" + "---|" * len(KEYS))
