@@ -96,43 +96,41 @@ def calibrate_served(ladder, profile, work, threads):
                     *ENGINE_FLAGS, "--from-trace", trace, "-o", profile], check=True)
 
 
-def measure_and_simulate(ladder, profile, work, threads, replicas, dataset, common, run=0):
-    """bench against a fresh server or fleet (no cache or queue carried over), then simulate."""
-    name = f"{replicas}x-{dataset}-{common[-1]}-{run}"
+def measure(ladder, work, threads, replicas, dataset, common, run):
+    """bench against a fresh server or fleet (no cache or queue carried over)."""
+    name = f"bench-{replicas}x-{dataset}-{common[-1]}-{run}.json"
     if replicas == 1:
         server = start_server(threads=threads)
         try:
-            measured = run_json([ladder, "bench", "--base-url", server.base_url,
-                                 "--api-key", server.api_key, *common],
-                                os.path.join(work, f"bench-{name}.json"))
+            return run_json([ladder, "bench", "--base-url", server.base_url,
+                             "--api-key", server.api_key, *common], os.path.join(work, name))
         finally:
             server.stop()
-        router = []
-    else:
-        haproxy_routing, router = ROUTING[dataset]
-        with tempfile.TemporaryDirectory(dir=work) as directory:
-            fleet = Fleet(directory, replicas=replicas, routing=haproxy_routing, kv_remote=False,
-                          serve_args=" ".join(ENGINE_FLAGS), threads=threads)
-            try:
-                measured = run_json([ladder, "bench", "--base-url", fleet.base_url, *common],
-                                    os.path.join(work, f"bench-{name}.json"))
-            finally:
-                fleet.stop()
-                fleet.kill()
-        router = ["--replicas", str(replicas), *router]
-    simulated = run_json([ladder, "simulate", "--profile", profile, *router, *common],
-                         os.path.join(work, f"sim-{name}.json"))
-    return measured, simulated
+    with tempfile.TemporaryDirectory(dir=work) as directory:
+        fleet = Fleet(directory, replicas=replicas, routing=ROUTING[dataset][0], kv_remote=False,
+                      serve_args=" ".join(ENGINE_FLAGS), threads=threads)
+        try:
+            return run_json([ladder, "bench", "--base-url", fleet.base_url, *common],
+                            os.path.join(work, name))
+        finally:
+            fleet.stop()
+            fleet.kill()
+
+
+def simulate(ladder, profile, work, replicas, dataset, common, name):
+    """`ladder simulate` of the fleet the measurements run: one replica, or N behind the
+    dataset's router."""
+    router = ["--replicas", str(replicas), *ROUTING[dataset][1]] if replicas > 1 else []
+    return run_json([ladder, "simulate", "--profile", profile, *router, *common],
+                    os.path.join(work, f"{name}-{replicas}x-{dataset}-{common[-1]}.json"))
 
 
 def capacity(ladder, profile, work, replicas, dataset, common):
     """Requests/s a replica completes on the dataset with every request sent at once, as the
     profile simulates it: the unit of the loads. It sets the offered rates only, which the
     measured and the simulated runs then share."""
-    router = ["--replicas", str(replicas), *ROUTING[dataset][1]] if replicas > 1 else []
-    result = run_json([ladder, "simulate", "--profile", profile, *router, *common,
-                       "--request-rate", "inf"],
-                      os.path.join(work, f"capacity-{replicas}x-{dataset}.json"))
+    result = simulate(ladder, profile, work, replicas, dataset,
+                      [*common, "--request-rate", "inf"], "capacity")
     return result["request_throughput"] / replicas
 
 
@@ -180,19 +178,19 @@ def main():
             for load in loads:
                 rate = f"{load * replicas:.2g}"
                 common = [*fixed, "--request-rate", rate]
-                runs = [measure_and_simulate(ladder, profile, work, args.threads, replicas,
-                                             dataset, common, run) for run in range(args.repeats)]
-                simulated = runs[0][1]
+                runs = [measure(ladder, work, args.threads, replicas, dataset, common, run)
+                        for run in range(args.repeats)]
+                simulated = simulate(ladder, profile, work, replicas, dataset, common, "sim")
                 # Each figure's median over the runs (the upper middle of an even count).
-                measured = {k: sorted(m[k] for m, _ in runs)[len(runs) // 2] for k, _ in KEYS}
+                measured = {k: sorted(m[k] for m in runs)[len(runs) // 2] for k, _ in KEYS}
                 ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}
                 worst = max(worst, *(abs(r - 1) for r in ratios.values()))
                 rows.append({"replicas": replicas, "dataset": dataset, "request_rate": rate,
                              "measured": measured,
-                             "measured_runs": [{k: m[k] for k, _ in KEYS} for m, _ in runs],
+                             "measured_runs": [{k: m[k] for k, _ in KEYS} for m in runs],
                              "simulated": {k: simulated[k] for k, _ in KEYS}, "ratio": ratios})
                 spread = "" if len(runs) == 1 else " [runs: " + "; ".join(
-                    ", ".join(f"{m[k]:.2f}" for k, _ in KEYS) for m, _ in runs) + "]"
+                    ", ".join(f"{m[k]:.2f}" for k, _ in KEYS) for m in runs) + "]"
                 print(f"{replicas} x {dataset} @ {rate} req/s: " + ", ".join(
                     f"{label} {measured[k]:.2f} vs {simulated[k]:.2f} ({ratios[k]:.2f}x)"
                     for k, label in KEYS) + spread, flush=True)
