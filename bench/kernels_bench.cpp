@@ -213,7 +213,8 @@ void bm_attention(benchmark::State& state, Isa isa, AttentionShape shape, bool g
 // SmolLM2's layers (state.range(0) of its 30) x 3 KV heads x 64 dimensions,
 // 3 query heads per KV head, each layer's pool laid out as the KV cache lays
 // it out ([block][kv_head][position in block][dimension]), blocks in order,
-// its rows of kv_type (F16, or Q8_0 as `--kv-cache-dtype q8_0` stores them).
+// its rows of kv_type (F16, or Q8_0 as `--kv-cache-dtype q8_0` stores them;
+// BF16 in the fast kernel's tiles, kernels/cpu/kv_tiles.h).
 void bm_attention_depth(benchmark::State& state, Isa isa, bool fast, DType kv_type) {
     if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
         state.SkipWithError("path not supported by this CPU");
@@ -335,6 +336,7 @@ int register_all() {
         };
         for (const DepthCase depth : {DepthCase{"exact", false, DType::F16},
                                       DepthCase{"fast", true, DType::F16},
+                                      DepthCase{"fast_bf16", true, DType::BF16},
                                       DepthCase{"exact_q8_0", false, DType::Q8_0}}) {
             const std::string name =
                 "attention_depth/" + path + "/" + depth.name + "/smollm2_d4096";

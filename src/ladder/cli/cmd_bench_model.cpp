@@ -50,6 +50,7 @@ struct BenchRun {
     std::string cpu_path;
     std::string attention;  // "fast" or "exact"
     tools::KvCacheStorageTypes kv_types;  // what the cache stores K and V in
+    model::KvCacheTypes kv_cache_types;   // the same, as the model holds them
     int n_threads = 0;
     tools::ModelTraffic traffic;
     tools::FitModel shape;  // the KV cache's layers, for the bytes attention reads
@@ -145,8 +146,8 @@ json test_record(const BenchRun& run, const tools::ModelBenchTest& test, const s
         {"n_batch", test.n_prompt > 0 ? test.n_prompt : 1},
         {"n_ubatch", test.n_prompt > 0 ? test.n_prompt : 1},
         {"n_threads", run.n_threads},
-        {"type_k", "f16"},
-        {"type_v", "f16"},
+        {"type_k", model::kv_cache_type_name(run.kv_cache_types.key)},
+        {"type_v", model::kv_cache_type_name(run.kv_cache_types.value)},
         {"n_gpu_layers", 0},
         {"use_mmap", true},
         {"n_prompt", test.n_prompt},
@@ -190,8 +191,8 @@ void print_json(const BenchRun& run) {
 void print_table(const BenchRun& run) {
     const std::vector<TableColumn> columns = {
         {"model", 22, false},   {"size", 10, true},        {"params", 10, true},
-        {"cpu_path", 8, false}, {"attention", 9, false},   {"threads", 7, true},
-        {"test", 13, true},
+        {"cpu_path", 8, false}, {"attention", 9, false},   {"kv", 4, false},
+        {"threads", 7, true},   {"test", 13, true},
         {"t/s", 16, true},      {"ceiling t/s", 11, true}, {"% ceil", 7, true},
     };
     fmt::print("{}", markdown_header(columns));
@@ -204,6 +205,7 @@ void print_table(const BenchRun& run) {
             fmt::format("{:.2f} M", static_cast<double>(run.traffic.n_params) / 1e6),
             run.cpu_path,
             run.attention,
+            model::kv_cache_types_name(run.kv_cache_types),
             std::to_string(run.n_threads),
             test.name(),
             fmt::format("{:.2f} ± {:.2f}", ts.mean, ts.stddev),
@@ -255,6 +257,7 @@ void run_bench_model(const BenchModelOptions& options) {
     run.cpu_path = cpu_path;
     run.attention = std::string(model::attention_path_name(options.attention));
     run.kv_types = kv_storage_types(model->kv_cache_types());
+    run.kv_cache_types = model->kv_cache_types();
     run.n_threads = options.n_threads;
     run.traffic = tools::model_traffic(file->tensors());
     run.shape = tools::fit_model_from_gguf(*file);

@@ -65,6 +65,8 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
     run.save_log_probs_path = options.kl_divergence_base;
     if (!options.compare_attention.empty()) {
         run.reference_attention = model::parse_attention_path(options.compare_attention);
+        // The reference runs as its own command line would: auto types resolved for its path.
+        run.reference_kv_cache_types = kv_cache_types(options.kv_cache_types, *run.reference_attention);
     }
     const tools::PerplexityResult result =
         tools::compute_perplexity(bundle, text, run, pool, progress_line("perplexity"));
@@ -88,6 +90,7 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
         if (comparison) {
             out["comparison"] = {
                 {"reference_attention", model::attention_path_name(comparison->reference)},
+                {"reference_kv_cache_dtype", model::kv_cache_types_name(*run.reference_kv_cache_types)},
                 {"reference_perplexity", comparison->reference_perplexity},
                 {"mean_kl_divergence", comparison->mean_kl_divergence},
                 {"max_kl_divergence", comparison->max_kl_divergence},
@@ -103,9 +106,10 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
         model::kv_cache_types_name(bundle.model->kv_cache_types()).c_str(), result.seconds);
     if (comparison) {
         std::printf(
-            "against --attention %s: perplexity %.4f (%+.4f%%), mean KL divergence %.3g, max "
-            "%.3g, top-1 agreement %.2f%%\n",
+            "against --attention %s (KV cache %s): perplexity %.4f (%+.4f%%), mean KL "
+            "divergence %.3g, max %.3g, top-1 agreement %.2f%%\n",
             std::string(model::attention_path_name(comparison->reference)).c_str(),
+            model::kv_cache_types_name(*run.reference_kv_cache_types).c_str(),
             comparison->reference_perplexity,
             100.0 * (result.perplexity / comparison->reference_perplexity - 1.0),
             comparison->mean_kl_divergence, comparison->max_kl_divergence,

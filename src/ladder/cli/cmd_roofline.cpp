@@ -162,8 +162,10 @@ void run_roofline(const RooflineOptions& options) {
     const auto file = gguf::GgufFile::open(resolve_model_path(options.model_path));
     const tools::FitModel shape = tools::fit_model_from_gguf(*file);
     const tools::ModelTraffic weights = tools::model_traffic(file->tensors());
+    // auto's types (f16, or bf16 under --attention fast) are the same size.
     const tools::DecodeTraffic traffic = tools::decode_traffic(
-        weights, shape, options.context, kv_storage_types(kv_cache_types(options.kv_cache_types)));
+        weights, shape, options.context,
+        kv_storage_types(kv_cache_types(options.kv_cache_types, model::kDefaultAttentionPath)));
     const MachineFigures machine = machine_figures(options, *file, weights);
     std::vector<tools::RooflinePoint> points;
     for (const int64_t batch : options.batches) {

@@ -8,8 +8,8 @@ namespace {
 
 const std::vector<std::string> kNames = {"auto", "f16", "bf16", "q8_0", "q4_0"};
 
-tensor::DType parsed(const std::string& name) {
-    const auto type = model::parse_kv_cache_type(name);
+tensor::DType parsed(const std::string& name, tensor::DType auto_type) {
+    const auto type = model::parse_kv_cache_type(name, auto_type);
     LADDER_CHECK(type.has_value(), "CLI11 checked the name");
     return *type;
 }
@@ -19,9 +19,10 @@ tensor::DType parsed(const std::string& name) {
 void add_kv_cache_type_options(CLI::App& command, KvCacheTypeFlags& flags) {
     command
         .add_option("--kv-cache-dtype", flags.both,
-                    "type of the KV cache's K and V rows: auto (= f16), f16, bf16, q8_0 or q4_0 "
-                    "(ggml's blocks of 32 values with an f16 scale: q8_0 about halves the "
-                    "cache)")
+                    "type of the KV cache's K and V: auto (f16; with --attention fast on a "
+                    "CPU with AVX512-BF16, bf16, stored in the tiles its kernel reads), f16, "
+                    "bf16, q8_0 or q4_0 (ggml's blocks of 32 values with an f16 scale: q8_0 "
+                    "about halves the cache)")
         ->check(CLI::IsMember(kNames, CLI::ignore_case))
         ->default_str("auto");
     command
@@ -34,10 +35,11 @@ void add_kv_cache_type_options(CLI::App& command, KvCacheTypeFlags& flags) {
         ->check(CLI::IsMember(kNames, CLI::ignore_case));
 }
 
-model::KvCacheTypes kv_cache_types(const KvCacheTypeFlags& flags) {
-    const tensor::DType both = parsed(flags.both);
-    return {flags.key.empty() ? both : parsed(flags.key),
-            flags.value.empty() ? both : parsed(flags.value)};
+model::KvCacheTypes kv_cache_types(const KvCacheTypeFlags& flags, model::AttentionPath attention) {
+    const tensor::DType auto_type = model::auto_kv_cache_type(attention);
+    const tensor::DType both = parsed(flags.both, auto_type);
+    return {flags.key.empty() ? both : parsed(flags.key, auto_type),
+            flags.value.empty() ? both : parsed(flags.value, auto_type)};
 }
 
 tools::KvCacheStorageTypes kv_storage_types(const model::KvCacheTypes& types) {
@@ -45,7 +47,7 @@ tools::KvCacheStorageTypes kv_storage_types(const model::KvCacheTypes& types) {
 }
 
 void set_kv_cache_types(const KvCacheTypeFlags& flags, model::Model& model) {
-    model.set_kv_cache_types(kv_cache_types(flags));
+    model.set_kv_cache_types(kv_cache_types(flags, model.attention_path()));
 }
 
 }  // namespace ladder::cli

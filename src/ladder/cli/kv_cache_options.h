@@ -19,11 +19,13 @@ struct KvCacheTypeFlags {
 };
 
 void add_kv_cache_type_options(CLI::App& command, KvCacheTypeFlags& flags);
-// The types the flags name (auto = f16; the K and V flags win over --kv-cache-dtype).
-model::KvCacheTypes kv_cache_types(const KvCacheTypeFlags& flags);
+// The types the flags name under an attention path (auto: model::auto_kv_cache_type;
+// the K and V flags win over --kv-cache-dtype).
+model::KvCacheTypes kv_cache_types(const KvCacheTypeFlags& flags, model::AttentionPath attention);
 // The same types as fit and roofline's arithmetic sizes them.
 tools::KvCacheStorageTypes kv_storage_types(const model::KvCacheTypes& types);
-// Sets them on the model; throws util::InputError when the model cannot hold them.
+// Sets them on the model, auto resolved for the model's attention path (set
+// it first); throws util::InputError when the model cannot hold them.
 void set_kv_cache_types(const KvCacheTypeFlags& flags, model::Model& model);
 
 }  // namespace ladder::cli

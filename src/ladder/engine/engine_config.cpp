@@ -27,6 +27,13 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
     if (block_size < 1 || block_size > 1024 || (block_size & (block_size - 1)) != 0) {
         util::fail("--block-size must be a power of two in [1, 1024] (got {})", block_size);
     }
+    const int32_t min_block_size = model::min_block_size(model.kv_cache_types());
+    if (block_size < min_block_size) {
+        util::fail("a {} K cache is stored in tiles of {} positions: --block-size must be at "
+                   "least {} (got {})",
+                   model::kv_cache_type_name(model.kv_cache_types().key), min_block_size,
+                   min_block_size, block_size);
+    }
     if (config.max_num_seqs < 1)
         util::fail("--max-num-seqs must be >= 1 (got {})", config.max_num_seqs);
     if (config.max_num_batched_tokens < 1) {

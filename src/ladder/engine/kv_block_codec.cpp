@@ -10,8 +10,9 @@ constexpr char kMagic[8] = {'L', 'D', 'K', 'V', 'B', 'L', 'K', '1'};
 // 2: the checksum is keyed by a secret and covers the header. 3: the header
 // names the K and V types (a block of version 2 was F16 in one field). 4: a
 // quantized K or V is held rotated (model::key_rotation, value_rotation); a
-// version 3 block of such a type was not.
-constexpr uint32_t kVersion = 4;
+// version 3 block of such a type was not. 5: a BF16 K or V is held in the
+// attention kernel's tiles (model::min_block_size); version 4 held rows.
+constexpr uint32_t kVersion = 5;
 
 std::span<const uint8_t> as_bytes(const KvBlockHeader& header) {
     return {reinterpret_cast<const uint8_t*>(&header), sizeof(header)};

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "ladder/tensor/dtype.h"
+
 namespace ladder::model {
 
 enum class AttentionPath {
@@ -31,6 +33,10 @@ enum class AttentionPath {
 constexpr AttentionPath kDefaultAttentionPath = AttentionPath::Exact;
 
 std::string_view attention_path_name(AttentionPath path);
+// What `--kv-cache-dtype auto` stores under a path: F16 for Exact (llama.cpp's
+// cache); for Fast, the type its kernels on this CPU read best (BF16 tiles
+// where the CPU has AVX512-BF16, else F16).
+tensor::DType auto_kv_cache_type(AttentionPath path);
 // "exact" or "fast"; nullopt for anything else.
 std::optional<AttentionPath> parse_attention_path(std::string_view name);
 

@@ -49,12 +49,19 @@ private:
     int64_t row_bytes(tensor::DType type) const;
 };
 
-// "auto" (= f16), "f16", "bf16", "q8_0", "q4_0" (any case); nullopt otherwise.
-std::optional<tensor::DType> parse_kv_cache_type(std::string_view name);
+// "f16", "bf16", "q8_0", "q4_0" (any case), and "auto" as auto_type;
+// nullopt otherwise.
+std::optional<tensor::DType> parse_kv_cache_type(std::string_view name,
+                                                 tensor::DType auto_type = tensor::DType::F16);
 // "f16", "bf16", "q8_0", "q4_0".
 std::string_view kv_cache_type_name(tensor::DType type);
 // "f16", or "K q8_0, V f16" when they differ.
 std::string kv_cache_types_name(const KvCacheTypes& types);
+
+// The fewest tokens a block of these types may hold: a BF16 cache is stored
+// in the attention kernel's tiles (kernels/cpu/kv_tiles.h), 16 positions of
+// keys to a tile; the other types in rows.
+int32_t min_block_size(const KvCacheTypes& types);
 
 class KvCacheStorage {
 public:
@@ -73,7 +80,8 @@ public:
 
     // Layout per group [layer in group][block][kv_head][token in block][row],
     // a row of key_row_bytes() (value_row_bytes()): the attention kernel reads
-    // one head's keys of a block as one contiguous run.
+    // one head's keys of a block as one contiguous run. A BF16 head block
+    // holds the same bytes as tiles instead of rows (kernels/cpu/kv_tiles.h).
     uint8_t* keys(int32_t layer, int32_t block, int32_t kv_head) {
         return keys_[group_[static_cast<size_t>(layer)]].get() +
                offset(layer, block, kv_head) * shape_.key_row_bytes();
@@ -110,10 +118,16 @@ private:
     int32_t n_window_layers_ = 0;
     int32_t n_window_blocks_ = 0;
     int64_t size_bytes_ = 0;
+    struct PoolDelete {
+        void operator()(uint8_t* pool) const;
+    };
+    using Pool = std::unique_ptr<uint8_t[], PoolDelete>;
+    static Pool allocate_pool(int64_t bytes);
+
     // Left uninitialized: a slot is always written before it is read, and
     // untouched pages of a large cache cost no memory until used.
-    std::unique_ptr<uint8_t[]> keys_[2];    // per group
-    std::unique_ptr<uint8_t[]> values_[2];  // same
+    Pool keys_[2];    // per group
+    Pool values_[2];  // same
 };
 
 }  // namespace ladder::model

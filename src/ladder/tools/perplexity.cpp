@@ -119,7 +119,13 @@ PerplexityResult compute_perplexity(const engine::ModelBundle& bundle, const std
     const model::AttentionPath own_path = model.attention_path();
     engine::Session session(model, pool, ctx);
     std::unique_ptr<engine::Session> reference;
-    if (options.reference_attention) reference = std::make_unique<engine::Session>(model, pool, ctx);
+    if (options.reference_attention) {
+        // The reference session's cache takes its types when it is made.
+        const model::KvCacheTypes own_types = model.kv_cache_types();
+        model.set_kv_cache_types(options.reference_kv_cache_types.value_or(own_types));
+        reference = std::make_unique<engine::Session>(model, pool, ctx);
+        model.set_kv_cache_types(own_types);
+    }
     // Runs one step of a session on its own attention path.
     const auto on_path = [&](model::AttentionPath path, const auto& step) {
         model.set_attention_path(path);

@@ -29,8 +29,10 @@ namespace ladder::tools {
 struct PerplexityOptions {
     int32_t ctx = 512;
     int32_t max_chunks = 0;  // windows to score; 0: every whole window of the text
-    // Also run with these kernels, the reference the distributions are compared to.
+    // Also run with these kernels, the reference the distributions are compared to,
     std::optional<model::AttentionPath> reference_attention;
+    // over a cache of these types (unset: the model's).
+    std::optional<model::KvCacheTypes> reference_kv_cache_types;
     // Also write the log-probability file (logits_file.h) --kl-divergence
     // compares against; empty: none.
     std::string save_log_probs_path;

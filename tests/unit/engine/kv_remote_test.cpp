@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <numeric>
 
 #include "ladder/engine/circuit_breaker.h"
 #include "ladder/engine/kv_block_codec.h"
@@ -125,9 +126,12 @@ TEST_F(KvBlockCodecTest, RefusesAnotherTypeEvenWithAValidChecksum) {
 // against K f16 + V q8_0, whose blocks have the same size.
 TEST(KvBlockCodecTypes, RoundTripsAQuantizedBlockAndRefusesAnyOtherTypes) {
     using tensor::DType;
+    // Blocks of 16 tokens: a BF16 K cache is stored in tiles of 16 positions.
     const auto shape_of = [](DType key, DType value) {
-        return model::KvCacheShape{2, 2, 32, 4, 2, {key, value}};
+        return model::KvCacheShape{2, 2, 32, 16, 2, {key, value}};
     };
+    std::vector<int32_t> tokens(16);
+    std::iota(tokens.begin(), tokens.end(), 5);
     const std::vector<model::KvCacheTypes> types = {
         {DType::F16, DType::F16},   {DType::Q8_0, DType::Q8_0}, {DType::Q4_0, DType::Q4_0},
         {DType::BF16, DType::BF16}, {DType::Q8_0, DType::F16},  {DType::F16, DType::Q8_0}};
@@ -138,10 +142,10 @@ TEST(KvBlockCodecTypes, RoundTripsAQuantizedBlockAndRefusesAnyOtherTypes) {
         model::KvCacheStorage storage(shape);
         fill(storage, 0, 9);
         const KvBlockCodec codec(7, shape, secret_of(1));
-        const std::vector<uint8_t> bytes = codec.encode(kHash, kTokens, storage, 0);
+        const std::vector<uint8_t> bytes = codec.encode(kHash, tokens, storage, 0);
         EXPECT_EQ(static_cast<int64_t>(bytes.size()), codec.encoded_bytes());
         fill(storage, 1, 0);
-        ASSERT_TRUE(codec.decode(bytes, kHash, kTokens, storage, 1));
+        ASSERT_TRUE(codec.decode(bytes, kHash, tokens, storage, 1));
         EXPECT_TRUE(same_block(storage, 0, 1));
         for (const model::KvCacheTypes& reader : types) {
             if (reader == written) continue;
@@ -151,7 +155,7 @@ TEST(KvBlockCodecTypes, RoundTripsAQuantizedBlockAndRefusesAnyOtherTypes) {
             model::KvCacheStorage untouched(other);
             fill(untouched, 1, 0);
             EXPECT_FALSE(
-                KvBlockCodec(7, other, secret_of(1)).decode(bytes, kHash, kTokens, target, 1))
+                KvBlockCodec(7, other, secret_of(1)).decode(bytes, kHash, tokens, target, 1))
                 << model::kv_cache_types_name(written) << " read as "
                 << model::kv_cache_types_name(reader);
             EXPECT_EQ(

@@ -3,6 +3,7 @@
 #include "ladder/kernels/cpu/attention.h"
 
 #include "ladder/kernels/cpu/attention_isa.h"
+#include "ladder/kernels/cpu/kv_tiles.h"
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/tensor/reference_ops.h"
 #include "ladder/util/check.h"
@@ -110,13 +111,23 @@ void store_kv(const float* k, const float* v, int64_t slot, void* keys, void* va
     const int64_t value_bytes = layout.value_row_bytes();
     for (int32_t h = 0; h < layout.n_kv_heads; ++h) {
         const int64_t dim_offset = static_cast<int64_t>(h) * layout.head_dim;
-        store_row(layout.key_type, k + dim_offset,
-                  static_cast<uint8_t*>(keys) + row_offset(layout, block, h, in_block, key_bytes),
-                  layout.head_dim);
-        store_row(
-            layout.value_type, v + dim_offset,
-            static_cast<uint8_t*>(values) + row_offset(layout, block, h, in_block, value_bytes),
-            layout.head_dim);
+        auto* key_block = static_cast<uint8_t*>(keys) + row_offset(layout, block, h, 0, key_bytes);
+        auto* value_block =
+            static_cast<uint8_t*>(values) + row_offset(layout, block, h, 0, value_bytes);
+        if (stored_in_tiles(layout.key_type)) {
+            store_key_in_tiles(k + dim_offset, reinterpret_cast<uint16_t*>(key_block), in_block,
+                               layout.head_dim);
+        } else {
+            store_row(layout.key_type, k + dim_offset, key_block + in_block * key_bytes,
+                      layout.head_dim);
+        }
+        if (stored_in_tiles(layout.value_type)) {
+            store_value_in_tiles(v + dim_offset, reinterpret_cast<uint16_t*>(value_block),
+                                 in_block, layout.head_dim);
+        } else {
+            store_row(layout.value_type, v + dim_offset, value_block + in_block * value_bytes,
+                      layout.head_dim);
+        }
     }
 }
 

@@ -29,6 +29,8 @@ struct PagedKvLayer {
     int64_t value_row_bytes() const;
     // The row of a position in pool (keys or values, rows of row_bytes),
     // through the sequence's block table. Hot loops take the row bytes once.
+    // Only for a cache stored in rows: a BF16 one is in tiles (kv_tiles.h,
+    // whose KvRowReader reads either).
     const uint8_t* row(const void* pool, int64_t row_bytes, const int32_t* block_table,
                        int32_t kv_head, int32_t position) const {
         const int64_t block = block_table[position / block_size];
@@ -150,9 +152,11 @@ const SplitAttentionKernels* split_attention_for(Isa isa);
 
 // Stores one token's K and V rows (float, [n_kv_heads, head_dim]) at a slot
 // of a layer's pools (keys, values: the pools layout describes; its own
-// pointers are not used), in their types, in the bytes llama.cpp's CPU cache
-// holds: F16 and BF16 rounded to nearest even, Q4_0 by ggml's reference
-// quantizer, Q8_0 by ggml-cpu's x86 one (127 / amax, halves to even).
+// pointers are not used), in their types, in the values llama.cpp's CPU
+// cache holds: F16 and BF16 rounded to nearest even, Q4_0 by ggml's reference
+// quantizer, Q8_0 by ggml-cpu's x86 one (127 / amax, halves to even). BF16
+// goes into the attention kernel's tiles (kv_tiles.h), the others into rows
+// of ggml's bytes.
 void store_kv(const float* k, const float* v, int64_t slot, void* keys, void* values,
               const PagedKvLayer& layout);
 

@@ -14,6 +14,7 @@
 #include "ladder/kernels/cpu/attention.h"
 #include "ladder/kernels/cpu/attention_isa.h"
 #include "ladder/kernels/cpu/kv_rows.h"
+#include "ladder/kernels/cpu/kv_tiles.h"
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/util/check.h"
 
@@ -56,9 +57,9 @@ void score_keys(const CpuKernels& kernels, const PagedKvLayer& kv, const int32_t
                 int64_t q_row_stride, int32_t n_heads, float scale, float* scores) {
     const VecDotFn dot = kernels.vec_dot(kv.key_type);
     LADDER_CHECK(dot != nullptr, "no dot product for the key type");
-    const int64_t key_bytes = kv.key_row_bytes();
+    KvRowReader key_rows(kv, KvRowReader::Side::Keys, block_table, kv_head);
     for (int32_t i = 0; i < n_scores; ++i) {
-        const uint8_t* key = kv.row(kv.keys, key_bytes, block_table, kv_head, first_visible + i);
+        const uint8_t* key = key_rows(first_visible + i);
         for (int32_t h = 0; h < n_heads; ++h) {
             scores[h * n_scores + i] = dot(key, q_rows + h * q_row_stride, kv.head_dim) * scale;
         }
@@ -116,11 +117,9 @@ void attend_pass(const float* q, int32_t n_heads, const int32_t* block_table, in
     } else {
         alignas(64) float row[kMaxHeadDim];
         for (int32_t h = 0; h < n_heads; ++h) std::fill_n(out + h * head_dim, head_dim, 0.0f);
-        const int64_t value_bytes = kv.value_row_bytes();
+        KvRowReader value_rows(kv, KvRowReader::Side::Values, block_table, kv_head);
         for (int32_t i = 0; i < n_scores; ++i) {
-            value_ops.decode(
-                kv.row(kv.values, value_bytes, block_table, kv_head, first_visible + i), row,
-                head_dim);
+            value_ops.decode(value_rows(first_visible + i), row, head_dim);
             for (int32_t h = 0; h < n_heads; ++h) {
                 float* acc = out + h * head_dim;
                 const float rescale = rescales[h * n_scores + i];

@@ -11,6 +11,7 @@
 
 #include "ladder/kernels/cpu/chunked_attention_isa.h"
 #include "ladder/kernels/cpu/kv_rows.h"
+#include "ladder/kernels/cpu/kv_tiles.h"
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/util/check.h"
 
@@ -85,37 +86,52 @@ void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int
     const int32_t head_dim = kv.head_dim;
     const KvRowOps key_ops = kv_row_ops(isa, kv.key_type);
     const KvRowOps value_ops = kv_row_ops(isa, kv.value_type);
-    const int64_t key_bytes = kv.key_row_bytes();
-    const int64_t value_bytes = kv.value_row_bytes();
+    KvRowReader key_rows(kv, KvRowReader::Side::Keys, block_table, kv_head);
+    KvRowReader value_rows(kv, KvRowReader::Side::Values, block_table, kv_head);
     for (int32_t j = 0; j < window.end - window.begin; ++j) {
         const int32_t position = window.begin + j;
-        key_ops.decode(kv.row(kv.keys, key_bytes, block_table, kv_head, position),
-                       scratch.keys + static_cast<int64_t>(j) * head_dim, head_dim);
-        value_ops.decode(kv.row(kv.values, value_bytes, block_table, kv_head, position),
+        key_ops.decode(key_rows(position), scratch.keys + static_cast<int64_t>(j) * head_dim,
+                       head_dim);
+        value_ops.decode(value_rows(position),
                          scratch.values + static_cast<int64_t>(j) * head_dim, head_dim);
     }
 }
 
-// A head's rows within a block are contiguous: one run of lines per block,
+namespace {
+
+// The bytes of one head's block a run of positions [begin, end) within it
+// occupies: its rows, or for tiles the whole head block (a position's
+// words are spread over it).
+void prefetch_run(const PagedKvLayer& kv, const void* pool, tensor::DType type, int64_t row_bytes,
+                  const int32_t* block_table, int32_t kv_head, int32_t begin, int32_t end) {
+    constexpr int64_t kLine = 64;
+    const int32_t block_start = begin / kv.block_size * kv.block_size;
+    if (stored_in_tiles(type)) {
+        begin = block_start;
+        end = block_start + kv.block_size;
+    }
+    const uint8_t* head_block = kv.row(pool, row_bytes, block_table, kv_head, block_start);
+    for (int64_t offset = (begin - block_start) * row_bytes; offset < (end - block_start) * row_bytes;
+         offset += kLine) {
+        _mm_prefetch(reinterpret_cast<const char*>(head_block + offset), _MM_HINT_T1);
+    }
+}
+
+}  // namespace
+
+// A head's K (V) within a block is contiguous: one run of lines per block,
 // fetched into L2 (a chunk's K and V, 32 KiB for SmolLM2, would push the
 // chunk's scratch out of L1).
 void prefetch_chunk(const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
                     RowWindow window) {
-    constexpr int64_t kLine = 64;
     const int64_t key_bytes = kv.key_row_bytes();
     const int64_t value_bytes = kv.value_row_bytes();
     for (int32_t position = window.begin; position < window.end;) {
         const int32_t run_end =
             std::min(window.end, (position / kv.block_size + 1) * kv.block_size);
-        const int32_t n = run_end - position;
-        const uint8_t* keys = kv.row(kv.keys, key_bytes, block_table, kv_head, position);
-        const uint8_t* values = kv.row(kv.values, value_bytes, block_table, kv_head, position);
-        for (int64_t offset = 0; offset < n * key_bytes; offset += kLine) {
-            _mm_prefetch(reinterpret_cast<const char*>(keys + offset), _MM_HINT_T1);
-        }
-        for (int64_t offset = 0; offset < n * value_bytes; offset += kLine) {
-            _mm_prefetch(reinterpret_cast<const char*>(values + offset), _MM_HINT_T1);
-        }
+        prefetch_run(kv, kv.keys, kv.key_type, key_bytes, block_table, kv_head, position, run_end);
+        prefetch_run(kv, kv.values, kv.value_type, value_bytes, block_table, kv_head, position,
+                     run_end);
         position = run_end;
     }
 }
@@ -171,15 +187,16 @@ void merge_with(const ChunkOps& ops, const AttentionTile& tile, int32_t head_dim
     ops.finish(tile, head_dim, scratch);
 }
 
-// any_type_ops runs a layer that is not F16 (the BF16 path reads F16 rows
-// straight into its pairs; the F32 paths dequantize any type). Both share
-// one merge, so partials of either merge alike.
+// any_type_ops runs a layer that ops does not read (the BF16 path reads F16
+// rows into its pairs and BF16 tiles as they are; the F32 paths dequantize
+// any type). Both share one merge, so partials of either merge alike.
 template <const ChunkOps& ops, const ChunkOps& any_type_ops>
 void attend_path(const AttentionTile& tile, const PagedKvLayer& kv, int32_t kv_head,
                  const int32_t* block_table, float scale, int32_t chunk_begin, int32_t chunk_end,
                  const ChunkPartials* partials, float* scratch) {
-    attend_with(kv.is_f16() ? ops : any_type_ops, tile, kv, kv_head, block_table, scale,
-                chunk_begin, chunk_end, partials, scratch);
+    const bool reads = ops.reads == nullptr || ops.reads(kv);
+    attend_with(reads ? ops : any_type_ops, tile, kv, kv_head, block_table, scale, chunk_begin,
+                chunk_end, partials, scratch);
 }
 
 template <const ChunkOps& ops>
@@ -188,11 +205,13 @@ void merge_path(const AttentionTile& tile, int32_t head_dim, const ChunkPartials
     merge_with(ops, tile, head_dim, partials, n_chunks, scratch);
 }
 
-const ChunkedAttentionKernels kScalar{"scalar", attend_path<kScalarChunkOps, kScalarChunkOps>,
+const ChunkedAttentionKernels kScalar{"scalar", tensor::DType::F16,
+                                      attend_path<kScalarChunkOps, kScalarChunkOps>,
                                       merge_path<kScalarChunkOps>};
-const ChunkedAttentionKernels kAvx2{"avx2", attend_path<kAvx2ChunkOps, kAvx2ChunkOps>,
+const ChunkedAttentionKernels kAvx2{"avx2", tensor::DType::F16,
+                                    attend_path<kAvx2ChunkOps, kAvx2ChunkOps>,
                                     merge_path<kAvx2ChunkOps>};
-const ChunkedAttentionKernels kAvx512Bf16{"avx512-bf16",
+const ChunkedAttentionKernels kAvx512Bf16{"avx512-bf16", tensor::DType::BF16,
                                           attend_path<kAvx512Bf16ChunkOps, kAvx2ChunkOps>,
                                           merge_path<kAvx512Bf16ChunkOps>};
 

@@ -26,6 +26,7 @@
 
 #include "ladder/kernels/cpu/attention.h"
 #include "ladder/kernels/cpu/cpu_features.h"
+#include "ladder/tensor/dtype.h"
 
 namespace ladder::kernels::cpu {
 
@@ -70,6 +71,11 @@ size_t chunked_attention_scratch_floats(int32_t head_dim);
 // kMaxHeadDim; a tile has 1 to kMaxTileRows rows.
 struct ChunkedAttentionKernels {
     std::string_view name;  // "scalar", "avx2", "avx512-bf16"
+    // The cache type `--kv-cache-dtype auto` stores for this path: BF16 for
+    // avx512-bf16, which reads its tiles as they lie (kv_tiles.h; its
+    // products round K and V to BF16 anyway, so an F16 cache only adds a
+    // rounding), F16 for the F32 paths.
+    tensor::DType auto_kv_type;
     // Attends the tile over chunks [chunk_begin, chunk_end). partials null:
     // the chunks are merged in order and the result written to tile.out,
     // so the range must hold every chunk a row sees. Otherwise each chunk's

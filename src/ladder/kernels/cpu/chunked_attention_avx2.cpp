@@ -193,6 +193,6 @@ LADDER_AVX2 void finish_avx2(const AttentionTile& tile, int32_t head_dim, const 
     }
 }
 
-const ChunkOps kAvx2ChunkOps{load_queries, attend_chunk, merge_avx2, finish_avx2};
+const ChunkOps kAvx2ChunkOps{nullptr, load_queries, attend_chunk, merge_avx2, finish_avx2};
 
 }  // namespace ladder::kernels::cpu::detail

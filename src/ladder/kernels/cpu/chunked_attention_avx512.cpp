@@ -13,7 +13,10 @@
 // see add exact zeros), so decode and prefill give the same bits. The
 // chunks merge in F32 as the avx2 path merges them.
 //
-// Layouts (scratch, as 32-bit words holding two BF16):
+// Layouts (as 32-bit words holding two BF16; an F16 cache's chunk is
+// converted into them in scratch, while a BF16 cache holds them in its
+// blocks, the keys 16 positions to a group, kv_tiles.h, and is read in
+// place):
 //   queries [row][head_dim / 2]            a row's pairs, broadcast one at a time
 //   keys    [head_dim / 2][kAttentionChunk] pair i of every key of the chunk:
 //                                          16 keys per vector, so one broadcast
@@ -31,6 +34,7 @@
 
 #include "ladder/kernels/cpu/chunked_attention_isa.h"
 #include "ladder/kernels/cpu/fast_exp.h"
+#include "ladder/kernels/cpu/kv_tiles.h"
 #include "ladder/kernels/cpu/simd_x86.h"
 
 #define LADDER_AVX512_BF16 \
@@ -203,21 +207,47 @@ LADDER_AVX512_BF16 void load_values(const PagedRows& rows, int32_t head_dim, int
     }
 }
 
+// Where attend_chunk reads a chunk's keys and values from: the scratch the
+// F16 rows were converted into, or the cache's own BF16 tiles (kv_tiles.h).
+struct ChunkSources {
+    // Group g's dimension pair i of 16 keys: key_groups[g] + i * key_pair_stride.
+    const uint32_t* key_groups[kKeyGroups];
+    int32_t key_pair_stride;
+    // Position pair j's head_dim words, (v[2j][d], v[2j + 1][d]).
+    const uint32_t* value_pairs[kAttentionChunk / 2];
+};
+
+// The next chunk's tiles, asked for while this chunk's keys are scored: its
+// key groups and value blocks, each a run of head_dim x 32 bytes, one line of
+// each run per dimension pair scored. Spread so, the requests do not queue
+// up behind one another as a burst of the chunk's 512 lines would.
+struct TilesAhead {
+    const char* runs[2 * kKeyGroups];
+    int32_t n_runs = 0;
+};
+
 // scores[r][16 g ..] = scale * q_r . k for n_rows rows and n_groups groups of
 // 16 keys from group_begin.
 template <int n_rows, int n_groups>
-LADDER_AVX512_BF16 void score_block(const uint32_t* queries, int32_t n_pairs, const uint32_t* keys,
-                                    int32_t group_begin, float scale, float* scores) {
+LADDER_AVX512_BF16 void score_block(const uint32_t* queries, int32_t n_pairs,
+                                    const ChunkSources& sources, int32_t group_begin, float scale,
+                                    const TilesAhead* ahead, float* scores) {
     __m512 acc[n_rows][n_groups];
     for (auto& row : acc) {
         for (auto& a : row) a = _mm512_setzero_ps();
     }
+    const uint32_t* const* groups = sources.key_groups + group_begin;
     for (int32_t i = 0; i < n_pairs; ++i) {
         __m512i q[n_rows];
         for (int r = 0; r < n_rows; ++r) q[r] = _mm512_set1_epi32(static_cast<int>(queries[r * n_pairs + i]));
-        const uint32_t* key_row = keys + i * kPairStride + 16 * group_begin;
+        const int64_t pair_offset = int64_t{i} * sources.key_pair_stride;
+        if (ahead != nullptr) {
+            for (int32_t r = 0; r < ahead->n_runs; ++r) {
+                _mm_prefetch(ahead->runs[r] + int64_t{i} * 64, _MM_HINT_T1);
+            }
+        }
         for (int g = 0; g < n_groups; ++g) {
-            const __m512i k = _mm512_load_si512(key_row + 16 * g);
+            const __m512i k = _mm512_loadu_si512(groups[g] + pair_offset);
             for (int r = 0; r < n_rows; ++r) acc[r][g] = dot_pairs(acc[r][g], q[r], k);
         }
     }
@@ -231,18 +261,19 @@ LADDER_AVX512_BF16 void score_block(const uint32_t* queries, int32_t n_pairs, co
 }
 
 template <int n_rows>
-LADDER_AVX512_BF16 void score_rows(const uint32_t* queries, int32_t n_pairs, const uint32_t* keys,
-                                   int32_t group_begin, int32_t group_end, float scale,
+LADDER_AVX512_BF16 void score_rows(const uint32_t* queries, int32_t n_pairs,
+                                   const ChunkSources& keys, int32_t group_begin,
+                                   int32_t group_end, float scale, const TilesAhead* ahead,
                                    float* scores) {
     switch (group_end - group_begin) {
-        case 1: return score_block<n_rows, 1>(queries, n_pairs, keys, group_begin, scale, scores);
-        case 2: return score_block<n_rows, 2>(queries, n_pairs, keys, group_begin, scale, scores);
-        case 3: return score_block<n_rows, 3>(queries, n_pairs, keys, group_begin, scale, scores);
-        case 4: return score_block<n_rows, 4>(queries, n_pairs, keys, group_begin, scale, scores);
-        case 5: return score_block<n_rows, 5>(queries, n_pairs, keys, group_begin, scale, scores);
-        case 6: return score_block<n_rows, 6>(queries, n_pairs, keys, group_begin, scale, scores);
-        case 7: return score_block<n_rows, 7>(queries, n_pairs, keys, group_begin, scale, scores);
-        default: return score_block<n_rows, 8>(queries, n_pairs, keys, group_begin, scale, scores);
+        case 1: return score_block<n_rows, 1>(queries, n_pairs, keys, group_begin, scale, ahead, scores);
+        case 2: return score_block<n_rows, 2>(queries, n_pairs, keys, group_begin, scale, ahead, scores);
+        case 3: return score_block<n_rows, 3>(queries, n_pairs, keys, group_begin, scale, ahead, scores);
+        case 4: return score_block<n_rows, 4>(queries, n_pairs, keys, group_begin, scale, ahead, scores);
+        case 5: return score_block<n_rows, 5>(queries, n_pairs, keys, group_begin, scale, ahead, scores);
+        case 6: return score_block<n_rows, 6>(queries, n_pairs, keys, group_begin, scale, ahead, scores);
+        case 7: return score_block<n_rows, 7>(queries, n_pairs, keys, group_begin, scale, ahead, scores);
+        default: return score_block<n_rows, 8>(queries, n_pairs, keys, group_begin, scale, ahead, scores);
     }
 }
 
@@ -291,8 +322,9 @@ LADDER_AVX512_BF16 void softmax_row(float* scores, int32_t chunk_begin, RowWindo
 // o[r][d0 ..] += weighted values of pairs [pair_begin, pair_end) for
 // n_rows rows and n_vectors vectors of 16 dimensions from d0.
 template <int n_rows, int n_vectors>
-LADDER_AVX512_BF16 void weight_block(const float* scores, const uint32_t* values, int32_t head_dim,
-                                     int32_t d0, int32_t pair_begin, int32_t pair_end, float* o) {
+LADDER_AVX512_BF16 void weight_block(const float* scores, const ChunkSources& values,
+                                     int32_t head_dim, int32_t d0, int32_t pair_begin,
+                                     int32_t pair_end, float* o) {
     __m512 acc[n_rows][n_vectors];
     for (auto& row : acc) {
         for (auto& a : row) a = _mm512_setzero_ps();
@@ -303,9 +335,9 @@ LADDER_AVX512_BF16 void weight_block(const float* scores, const uint32_t* values
         for (int r = 0; r < n_rows; ++r) {
             p[r] = _mm512_set1_epi32(static_cast<int>(pairs[r * kAttentionChunk + j]));
         }
-        const uint32_t* value_row = values + static_cast<int64_t>(j) * head_dim + d0;
+        const uint32_t* value_row = values.value_pairs[j] + d0;
         for (int v = 0; v < n_vectors; ++v) {
-            const __m512i x = _mm512_load_si512(value_row + 16 * v);
+            const __m512i x = _mm512_loadu_si512(value_row + 16 * v);
             for (int r = 0; r < n_rows; ++r) acc[r][v] = dot_pairs(acc[r][v], p[r], x);
         }
     }
@@ -318,8 +350,9 @@ LADDER_AVX512_BF16 void weight_block(const float* scores, const uint32_t* values
 
 // Up to 6 rows x 4 vectors (64 dimensions) per block: 24 accumulators.
 template <int n_rows>
-LADDER_AVX512_BF16 void weight_rows(const float* scores, const uint32_t* values, int32_t head_dim,
-                                    int32_t pair_begin, int32_t pair_end, float* o) {
+LADDER_AVX512_BF16 void weight_rows(const float* scores, const ChunkSources& values,
+                                    int32_t head_dim, int32_t pair_begin, int32_t pair_end,
+                                    float* o) {
     for (int32_t d0 = 0; d0 < head_dim; d0 += 64) {
         switch (std::min<int32_t>(4, (head_dim - d0) / 16)) {
             case 1: weight_block<n_rows, 1>(scores, values, head_dim, d0, pair_begin, pair_end, o); break;
@@ -328,6 +361,109 @@ LADDER_AVX512_BF16 void weight_rows(const float* scores, const uint32_t* values,
             default: weight_block<n_rows, 4>(scores, values, head_dim, d0, pair_begin, pair_end, o); break;
         }
     }
+}
+
+// A chunk of a cache of F16 rows: its keys and value pairs converted into
+// the scratch, the sources pointing there.
+LADDER_AVX512_BF16 void convert_f16_chunk(const PagedKvLayer& kv, int32_t kv_head,
+                                          const int32_t* block_table, int32_t chunk_begin,
+                                          RowWindow window, int32_t group_begin,
+                                          int32_t group_end, int32_t pair_begin, int32_t pair_end,
+                                          const ChunkScratch& scratch, ChunkSources& sources) {
+    const int32_t head_dim = kv.head_dim;
+    auto* keys = reinterpret_cast<uint32_t*>(scratch.keys);
+    auto* values = reinterpret_cast<uint32_t*>(scratch.values);
+    load_keys(PagedRows(kv.f16_keys(), block_table, kv, kv_head), head_dim, chunk_begin, window,
+              group_begin, group_end, keys);
+    load_values(PagedRows(kv.f16_values(), block_table, kv, kv_head), head_dim, chunk_begin,
+                window, pair_begin, pair_end, values);
+    for (int32_t g = group_begin; g < group_end; ++g) sources.key_groups[g] = keys + 16 * g;
+    sources.key_pair_stride = kPairStride;
+    for (int32_t j = pair_begin; j < pair_end; ++j) {
+        sources.value_pairs[j] = values + static_cast<int64_t>(j) * head_dim;
+    }
+}
+
+// Where one head's tiles of a position lie in a layer's pools.
+class TileAddresses {
+public:
+    TileAddresses(const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table)
+        : kv_(kv),
+          block_table_(block_table),
+          head_words_(int64_t{kv.block_size} * kv.head_dim / 2),
+          head_offset_(kv_head * head_words_),
+          block_words_(head_words_ * kv.n_kv_heads) {}
+
+    // The 16-key group of `position` (a multiple of 16): its pair i at + 16 i.
+    const uint32_t* key_group(int32_t position) const {
+        return head_block(kv_.keys, position) +
+               int64_t{position % kv_.block_size / kKeyTilePositions} * (kv_.head_dim / 2) *
+                   kKeyTilePositions;
+    }
+    // The value pair of `position` (even): head_dim words.
+    const uint32_t* value_pair(int32_t position) const {
+        return head_block(kv_.values, position) + int64_t{position % kv_.block_size / 2} * kv_.head_dim;
+    }
+
+private:
+    const uint32_t* head_block(const void* pool, int32_t position) const {
+        return static_cast<const uint32_t*>(pool) +
+               block_table_[position / kv_.block_size] * block_words_ + head_offset_;
+    }
+
+    const PagedKvLayer& kv_;
+    const int32_t* block_table_;
+    int64_t head_words_;
+    int64_t head_offset_;
+    int64_t block_words_;
+};
+
+// A chunk of a cache of BF16 tiles (kv_tiles.h): the sources point into the
+// tiles, which hold the layouts above. Keys of a group's positions outside
+// the window are read and masked out of the softmax. A value pair with one
+// position outside the window (the window's first or last pair) is copied
+// into the scratch with that half zeroed: its slot may hold anything, and a
+// probability of 0 times a NaN would be a NaN.
+LADDER_AVX512_BF16 void point_at_tiles(const TileAddresses& tiles, int32_t head_dim,
+                                       int32_t chunk_begin, RowWindow window, int32_t group_begin,
+                                       int32_t group_end, int32_t pair_begin, int32_t pair_end,
+                                       const ChunkScratch& scratch, ChunkSources& sources) {
+    for (int32_t g = group_begin; g < group_end; ++g) {
+        sources.key_groups[g] = tiles.key_group(chunk_begin + kKeyTilePositions * g);
+    }
+    sources.key_pair_stride = kKeyTilePositions;
+    auto* edges = reinterpret_cast<uint32_t*>(scratch.values);
+    for (int32_t j = pair_begin; j < pair_end; ++j) {
+        const int32_t even = chunk_begin + 2 * j;
+        const uint32_t* pair = tiles.value_pair(even);
+        const bool has_even = even >= window.begin;
+        const bool has_odd = even + 1 < window.end;
+        if (has_even && has_odd) {
+            sources.value_pairs[j] = pair;
+            continue;
+        }
+        // The even position's value is each word's low half.
+        const __mmask32 keep = has_even ? 0x55555555u : 0xaaaaaaaau;
+        uint32_t* copy = edges + (j == pair_begin ? 0 : head_dim);
+        for (int32_t d = 0; d < head_dim; d += 16) {
+            _mm512_storeu_si512(copy + d, _mm512_maskz_mov_epi16(keep, _mm512_loadu_si512(pair + d)));
+        }
+        sources.value_pairs[j] = copy;
+    }
+}
+
+// The runs of the 16-position groups `window` (of the chunk from chunk_begin) touches.
+TilesAhead tiles_ahead(const TileAddresses& tiles, int32_t chunk_begin, RowWindow window) {
+    TilesAhead ahead;
+    if (window.begin >= window.end) return ahead;
+    const int32_t group_begin = (window.begin - chunk_begin) / kKeyTilePositions;
+    const int32_t group_end = (window.end - chunk_begin + kKeyTilePositions - 1) / kKeyTilePositions;
+    for (int32_t g = group_begin; g < group_end; ++g) {
+        const int32_t position = chunk_begin + kKeyTilePositions * g;
+        ahead.runs[ahead.n_runs++] = reinterpret_cast<const char*>(tiles.key_group(position));
+        ahead.runs[ahead.n_runs++] = reinterpret_cast<const char*>(tiles.value_pair(position));
+    }
+    return ahead;
 }
 
 LADDER_AVX512_BF16 void attend_chunk(const AttentionTile& tile, const PagedKvLayer& kv,
@@ -343,32 +479,40 @@ LADDER_AVX512_BF16 void attend_chunk(const AttentionTile& tile, const PagedKvLay
         return;
     }
     // The groups of 16 positions the window touches, widened to whole pairs
-    // of groups for the BF16 probability pairs.
+    // of groups for the BF16 probability pairs; the position pairs it
+    // touches (the others have probability 0 in every row, and adding their
+    // exact zeros would change no bit).
     const int32_t group_begin = (window.begin - chunk_begin) / 16;
     const int32_t group_end = (window.end - chunk_begin + 15) / 16;
     const int32_t pair_group_begin = group_begin & ~1;
     const int32_t pair_group_end = std::min(kKeyGroups, (group_end + 1) & ~1);
+    const int32_t pair_begin = (window.begin - chunk_begin) / 2;
+    const int32_t pair_end = (window.end - chunk_begin + 1) / 2;
 
-    const PagedRows key_rows(kv.f16_keys(), block_table, kv, kv_head);
-    const PagedRows value_rows(kv.f16_values(), block_table, kv, kv_head);
-    auto* keys = reinterpret_cast<uint32_t*>(scratch.keys);
-    auto* values = reinterpret_cast<uint32_t*>(scratch.values);
+    ChunkSources sources;
+    TilesAhead ahead;
+    if (kv.is_f16()) {
+        // The next chunk's rows, while this one converts: without it the
+        // conversions wait on memory at depth (Zen 4, kernels_bench
+        // attention_depth from memory: 1.1-1.2x; the F32 paths gain nothing).
+        prefetch_chunk(kv, kv_head, block_table, tile_window(tile, chunk + 1));
+        convert_f16_chunk(kv, kv_head, block_table, chunk_begin, window, group_begin, group_end,
+                          pair_begin, pair_end, scratch, sources);
+    } else {
+        const TileAddresses tiles(kv, kv_head, block_table);
+        point_at_tiles(tiles, head_dim, chunk_begin, window, group_begin, group_end, pair_begin,
+                       pair_end, scratch, sources);
+        ahead = tiles_ahead(tiles, chunk_begin + 2 * kAttentionChunk, tile_window(tile, chunk + 2));
+    }
+
     const auto* queries = reinterpret_cast<const uint32_t*>(scratch.queries);
-    // The next chunk's rows, while this one converts: without it the
-    // conversions below wait on memory at depth (Zen 4, kernels_bench
-    // attention_depth from memory: 1.1-1.2x; the F32 paths gain nothing).
-    prefetch_chunk(kv, kv_head, block_table, tile_window(tile, chunk + 1));
-    load_keys(key_rows, head_dim, chunk_begin, window, group_begin, group_end, keys);
-    load_values(value_rows, head_dim, chunk_begin, window, 8 * pair_group_begin,
-                8 * pair_group_end, values);
-
     for (int32_t r = 0; r < n_rows; r += 3) {
         const uint32_t* q = queries + r * n_pairs;
         float* scores = scratch.scores + r * kAttentionChunk;
         switch (std::min(3, n_rows - r)) {
-            case 1: score_rows<1>(q, n_pairs, keys, group_begin, group_end, scale, scores); break;
-            case 2: score_rows<2>(q, n_pairs, keys, group_begin, group_end, scale, scores); break;
-            default: score_rows<3>(q, n_pairs, keys, group_begin, group_end, scale, scores); break;
+            case 1: score_rows<1>(q, n_pairs, sources, group_begin, group_end, scale, r == 0 ? &ahead : nullptr, scores); break;
+            case 2: score_rows<2>(q, n_pairs, sources, group_begin, group_end, scale, r == 0 ? &ahead : nullptr, scores); break;
+            default: score_rows<3>(q, n_pairs, sources, group_begin, group_end, scale, r == 0 ? &ahead : nullptr, scores); break;
         }
     }
     for (int32_t r = 0; r < n_rows; ++r) {
@@ -386,24 +530,29 @@ LADDER_AVX512_BF16 void attend_chunk(const AttentionTile& tile, const PagedKvLay
                     &scratch.sum[r]);
     }
     // n_rows x 4 vectors <= 24 accumulators.
-    const int32_t pair_begin = 8 * pair_group_begin;
-    const int32_t pair_end = 8 * pair_group_end;
     for (int32_t r = 0; r < n_rows; r += 6) {
         const float* scores = scratch.scores + r * kAttentionChunk;
         float* o = scratch.o + static_cast<int64_t>(r) * head_dim;
         switch (std::min(6, n_rows - r)) {
-            case 1: weight_rows<1>(scores, values, head_dim, pair_begin, pair_end, o); break;
-            case 2: weight_rows<2>(scores, values, head_dim, pair_begin, pair_end, o); break;
-            case 3: weight_rows<3>(scores, values, head_dim, pair_begin, pair_end, o); break;
-            case 4: weight_rows<4>(scores, values, head_dim, pair_begin, pair_end, o); break;
-            case 5: weight_rows<5>(scores, values, head_dim, pair_begin, pair_end, o); break;
-            default: weight_rows<6>(scores, values, head_dim, pair_begin, pair_end, o); break;
+            case 1: weight_rows<1>(scores, sources, head_dim, pair_begin, pair_end, o); break;
+            case 2: weight_rows<2>(scores, sources, head_dim, pair_begin, pair_end, o); break;
+            case 3: weight_rows<3>(scores, sources, head_dim, pair_begin, pair_end, o); break;
+            case 4: weight_rows<4>(scores, sources, head_dim, pair_begin, pair_end, o); break;
+            case 5: weight_rows<5>(scores, sources, head_dim, pair_begin, pair_end, o); break;
+            default: weight_rows<6>(scores, sources, head_dim, pair_begin, pair_end, o); break;
         }
     }
 }
 
+// The layers this path reads: F16 rows, converted a chunk at a time, and
+// BF16 tiles, read as they lie.
+bool reads(const PagedKvLayer& kv) {
+    return kv.is_f16() ||
+           (stored_in_tiles(kv.key_type) && stored_in_tiles(kv.value_type));
+}
+
 }  // namespace
 
-const ChunkOps kAvx512Bf16ChunkOps{load_queries, attend_chunk, merge_avx2, finish_avx2};
+const ChunkOps kAvx512Bf16ChunkOps{reads, load_queries, attend_chunk, merge_avx2, finish_avx2};
 
 }  // namespace ladder::kernels::cpu::detail

@@ -71,6 +71,8 @@ void prefetch_chunk(const PagedKvLayer& kv, int32_t kv_head, const int32_t* bloc
 
 // One path's building blocks.
 struct ChunkOps {
+    // Whether attend_chunk reads this layer's cache types (nullptr: any type).
+    bool (*reads)(const PagedKvLayer& kv);
     // The tile's queries into scratch.queries, in the form the path's dot product reads.
     void (*load_queries)(const AttentionTile& tile, int32_t head_dim, const ChunkScratch& scratch);
     // One chunk's softmax of every row of the tile into scratch.o / max / sum.

@@ -119,6 +119,6 @@ void finish(const AttentionTile& tile, int32_t head_dim, const ChunkScratch& scr
 
 }  // namespace
 
-const ChunkOps kScalarChunkOps{load_queries, attend_chunk, merge, finish};
+const ChunkOps kScalarChunkOps{nullptr, load_queries, attend_chunk, merge, finish};
 
 }  // namespace ladder::kernels::cpu::detail
