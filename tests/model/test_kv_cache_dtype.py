@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from conftest import DEFAULT_MODEL, ROOT, load_goldens, run_ladder_failing, run_ladder_json
+from conftest import (DEFAULT_MODEL, ROOT, load_goldens, run_ladder, run_ladder_failing,
+                      run_ladder_json)
 
 GEMMA3_MODEL = os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf")
 TEXT = os.path.join(ROOT, "tests", "data", "inputs", "perplexity_gpl3.txt")
@@ -111,6 +112,44 @@ def test_f16_and_auto_are_the_default_cache_bit_for_bit(ladder_bin, default_mode
     for flags in (["--kv-cache-dtype", "f16"], ["--kv-cache-dtype", "auto"],
                   ["--cache-type-k", "f16", "--cache-type-v", "f16"]):
         assert logprobs(ladder_bin, default_model, tokens, 5, *flags) == default, flags
+
+
+def fast_attention_reads_bf16_tiles():
+    """Whether --attention fast runs the AVX512-BF16 kernels here (LADDER_CPU
+    may pin a path without them)."""
+    if os.environ.get("LADDER_CPU", "").lower() in ("scalar", "avx2"):
+        return False
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = cpuinfo.read().split()
+    return all(flag in flags for flag in ("avx512f", "avx512bw", "avx512vl", "avx512_bf16"))
+
+
+def test_auto_under_fast_attention_is_the_cache_its_kernels_read(ladder_bin, default_model):
+    """auto is f16 under exact; under fast, bf16 (stored in the tiles the
+    AVX512-BF16 kernel reads in place) where that kernel runs, else f16: the
+    type is reported, and its logits are the named type's bit for bit."""
+    tokens = load_goldens(default_model, "model_goldens.json")["prompts"][0]["prompt_tokens"]
+    want = "bf16" if fast_attention_reads_bf16_tiles() else "f16"
+    out = run_ladder_json(ladder_bin, "perplexity", "-m", default_model, "-f", TEXT, "--ctx",
+                          "64", "--chunks", "1", "--json", "-t", "2", "--attention", "fast")
+    assert out["kv_cache_dtype"] == want
+    auto = logprobs(ladder_bin, default_model, tokens, 5, "--attention", "fast")
+    named = logprobs(ladder_bin, default_model, tokens, 5, "--attention", "fast",
+                     "--kv-cache-dtype", want)
+    assert auto == named
+
+
+def test_bf16_keys_need_blocks_of_a_tile_and_auto_falls_back_to_f16(ladder_bin, default_model,
+                                                                    tmp_path):
+    """A bf16 K cache is stored in tiles of 16 positions: smaller blocks are a
+    one-line error naming --block-size, and auto picks f16 for them instead."""
+    requests = tmp_path / "in.jsonl"
+    requests.write_text('{"prompt": "hello", "max_tokens": 4}\n')
+    line = run_ladder_failing(ladder_bin, "generate", "-m", default_model, "--input", requests,
+                              "--kv-cache-dtype", "bf16", "--block-size", "8")
+    assert "--block-size" in line and "16" in line, line
+    run_ladder(ladder_bin, "generate", "-m", default_model, "--input", requests, "--attention",
+               "fast", "--block-size", "8")
 
 
 def perplexity(ladder_bin, model, *flags):

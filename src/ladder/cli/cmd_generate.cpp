@@ -218,7 +218,7 @@ void run_generate(const GenerateOptions& options) {
     engine::ModelBundle bundle = engine::load_model_bundle(
         resolve_model_path(options.engine.model_path), options.engine.chat_template);
     bundle.model->set_attention_path(options.engine.attention);
-    set_kv_cache_types(options.engine.kv_cache_types, *bundle.model);
+    set_kv_cache_types(options.engine.kv_cache_types, *bundle.model, options.engine.block_size);
     configure_bundle(options.engine, bundle);
     const util::trace::TraceFile trace(options.trace_path);
     util::trace::set_thread_name("engine");

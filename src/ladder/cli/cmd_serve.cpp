@@ -74,7 +74,7 @@ void run_serve(const ServeFlags& flags) {
     }
     engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
     bundle.model->set_attention_path(flags.engine.attention);
-    set_kv_cache_types(flags.engine.kv_cache_types, *bundle.model);
+    set_kv_cache_types(flags.engine.kv_cache_types, *bundle.model, flags.engine.block_size);
     configure_bundle(flags.engine, bundle);
     options.engine = engine_config(flags.engine, bundle);
     // Closed after serve() returns: after the drain that SIGTERM starts.

@@ -121,7 +121,7 @@ void run_calibrate_command(const CalibrateFlags& flags) {
     const std::string model_path = resolve_model_path(flags.engine.model_path);
     engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
     bundle.model->set_attention_path(flags.engine.attention);
-    set_kv_cache_types(flags.engine.kv_cache_types, *bundle.model);
+    set_kv_cache_types(flags.engine.kv_cache_types, *bundle.model, flags.engine.block_size);
     configure_bundle(flags.engine, bundle);
     const engine::EngineConfig config = engine_config(flags.engine, bundle);
     if (!flags.trace_path.empty()) {

@@ -35,8 +35,11 @@ void add_kv_cache_type_options(CLI::App& command, KvCacheTypeFlags& flags) {
         ->check(CLI::IsMember(kNames, CLI::ignore_case));
 }
 
-model::KvCacheTypes kv_cache_types(const KvCacheTypeFlags& flags, model::AttentionPath attention) {
-    const tensor::DType auto_type = model::auto_kv_cache_type(attention);
+model::KvCacheTypes kv_cache_types(const KvCacheTypeFlags& flags, model::AttentionPath attention,
+                                   int32_t block_size) {
+    tensor::DType auto_type = model::auto_kv_cache_type(attention);
+    // A type whose tiles do not fit the blocks is no one's choice: auto falls back to f16.
+    if (block_size < model::min_block_size({auto_type, auto_type})) auto_type = tensor::DType::F16;
     const tensor::DType both = parsed(flags.both, auto_type);
     return {flags.key.empty() ? both : parsed(flags.key, auto_type),
             flags.value.empty() ? both : parsed(flags.value, auto_type)};
@@ -46,8 +49,8 @@ tools::KvCacheStorageTypes kv_storage_types(const model::KvCacheTypes& types) {
     return {tools::storage_type(types.key), tools::storage_type(types.value)};
 }
 
-void set_kv_cache_types(const KvCacheTypeFlags& flags, model::Model& model) {
-    model.set_kv_cache_types(kv_cache_types(flags, model.attention_path()));
+void set_kv_cache_types(const KvCacheTypeFlags& flags, model::Model& model, int32_t block_size) {
+    model.set_kv_cache_types(kv_cache_types(flags, model.attention_path(), block_size));
 }
 
 }  // namespace ladder::cli

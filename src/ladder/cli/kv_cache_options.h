@@ -19,13 +19,20 @@ struct KvCacheTypeFlags {
 };
 
 void add_kv_cache_type_options(CLI::App& command, KvCacheTypeFlags& flags);
-// The types the flags name under an attention path (auto: model::auto_kv_cache_type;
-// the K and V flags win over --kv-cache-dtype).
-model::KvCacheTypes kv_cache_types(const KvCacheTypeFlags& flags, model::AttentionPath attention);
+// Tokens per KV block of the commands without --block-size (engine::Session's).
+constexpr int32_t kSessionBlockSize = 16;
+
+// The types the flags name under an attention path, for blocks of block_size
+// tokens (auto: model::auto_kv_cache_type, or f16 where its tiles would not
+// fit a block; the K and V flags win over --kv-cache-dtype).
+model::KvCacheTypes kv_cache_types(const KvCacheTypeFlags& flags, model::AttentionPath attention,
+                                   int32_t block_size = kSessionBlockSize);
 // The same types as fit and roofline's arithmetic sizes them.
 tools::KvCacheStorageTypes kv_storage_types(const model::KvCacheTypes& types);
 // Sets them on the model, auto resolved for the model's attention path (set
-// it first); throws util::InputError when the model cannot hold them.
-void set_kv_cache_types(const KvCacheTypeFlags& flags, model::Model& model);
+// it first) and the blocks the command's cache uses; throws util::InputError
+// when the model cannot hold them.
+void set_kv_cache_types(const KvCacheTypeFlags& flags, model::Model& model,
+                        int32_t block_size = kSessionBlockSize);
 
 }  // namespace ladder::cli

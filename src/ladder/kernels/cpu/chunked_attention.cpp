@@ -154,6 +154,11 @@ void attend_with(const ChunkOps& ops, const AttentionTile& tile, const PagedKvLa
     const int32_t head_dim = kv.head_dim;
     const int32_t n_rows = tile.n_rows();
     const ChunkScratch scratch = carve_chunk_scratch(scratch_floats, head_dim);
+    // A range's first chunks, which no earlier chunk of it asked for (a
+    // decode step's ranges are a few chunks each: the threads' pieces).
+    for (int32_t chunk = chunk_begin; chunk < std::min(chunk_end, chunk_begin + 2); ++chunk) {
+        prefetch_chunk(kv, kv_head, block_table, tile_window(tile, chunk));
+    }
     ops.load_queries(tile, head_dim, scratch);
     if (partials == nullptr) std::fill_n(scratch.state_sum, n_rows, 0.0f);
     for (int32_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
