@@ -97,41 +97,32 @@ void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int
     }
 }
 
-namespace {
-
-// The bytes of one head's block a run of positions [begin, end) within it
-// occupies: its rows, or for tiles the whole head block (a position's
-// words are spread over it).
-void prefetch_run(const PagedKvLayer& kv, const void* pool, tensor::DType type, int64_t row_bytes,
-                  const int32_t* block_table, int32_t kv_head, int32_t begin, int32_t end) {
-    constexpr int64_t kLine = 64;
-    const int32_t block_start = begin / kv.block_size * kv.block_size;
-    if (stored_in_tiles(type)) {
-        begin = block_start;
-        end = block_start + kv.block_size;
-    }
-    const uint8_t* head_block = kv.row(pool, row_bytes, block_table, kv_head, block_start);
-    for (int64_t offset = (begin - block_start) * row_bytes; offset < (end - block_start) * row_bytes;
-         offset += kLine) {
-        _mm_prefetch(reinterpret_cast<const char*>(head_block + offset), _MM_HINT_T1);
-    }
-}
-
-}  // namespace
-
 // A head's K (V) within a block is contiguous: one run of lines per block,
 // fetched into L2 (a chunk's K and V, 32 KiB for SmolLM2, would push the
-// chunk's scratch out of L1).
+// chunk's scratch out of L1). Tiles spread a position's words over its head
+// block, so for them the whole head block is asked for.
 void prefetch_chunk(const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
                     RowWindow window) {
+    constexpr int64_t kLine = 64;
     const int64_t key_bytes = kv.key_row_bytes();
     const int64_t value_bytes = kv.value_row_bytes();
+    const bool key_tiles = stored_in_tiles(kv.key_type);
+    const bool value_tiles = stored_in_tiles(kv.value_type);
     for (int32_t position = window.begin; position < window.end;) {
-        const int32_t run_end =
-            std::min(window.end, (position / kv.block_size + 1) * kv.block_size);
-        prefetch_run(kv, kv.keys, kv.key_type, key_bytes, block_table, kv_head, position, run_end);
-        prefetch_run(kv, kv.values, kv.value_type, value_bytes, block_table, kv_head, position,
-                     run_end);
+        const int32_t block_start = position / kv.block_size * kv.block_size;
+        const int32_t run_end = std::min(window.end, block_start + kv.block_size);
+        const int32_t key_first = key_tiles ? block_start : position;
+        const int32_t value_first = value_tiles ? block_start : position;
+        const int64_t n_keys = (key_tiles ? block_start + kv.block_size : run_end) - key_first;
+        const int64_t n_values = (value_tiles ? block_start + kv.block_size : run_end) - value_first;
+        const uint8_t* keys = kv.row(kv.keys, key_bytes, block_table, kv_head, key_first);
+        const uint8_t* values = kv.row(kv.values, value_bytes, block_table, kv_head, value_first);
+        for (int64_t offset = 0; offset < n_keys * key_bytes; offset += kLine) {
+            _mm_prefetch(reinterpret_cast<const char*>(keys + offset), _MM_HINT_T1);
+        }
+        for (int64_t offset = 0; offset < n_values * value_bytes; offset += kLine) {
+            _mm_prefetch(reinterpret_cast<const char*>(values + offset), _MM_HINT_T1);
+        }
         position = run_end;
     }
 }

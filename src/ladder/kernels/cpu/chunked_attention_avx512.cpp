@@ -236,18 +236,21 @@ LADDER_AVX512_BF16 void score_block(const uint32_t* queries, int32_t n_pairs,
     for (auto& row : acc) {
         for (auto& a : row) a = _mm512_setzero_ps();
     }
-    const uint32_t* const* groups = sources.key_groups + group_begin;
+    // The groups' rows of pair i, advanced a pair at a time (held in registers).
+    const uint32_t* key_rows[n_groups];
+    for (int g = 0; g < n_groups; ++g) key_rows[g] = sources.key_groups[group_begin + g];
+    const int64_t pair_stride = sources.key_pair_stride;
     for (int32_t i = 0; i < n_pairs; ++i) {
         __m512i q[n_rows];
         for (int r = 0; r < n_rows; ++r) q[r] = _mm512_set1_epi32(static_cast<int>(queries[r * n_pairs + i]));
-        const int64_t pair_offset = int64_t{i} * sources.key_pair_stride;
         if (ahead != nullptr) {
             for (int32_t r = 0; r < ahead->n_runs; ++r) {
                 _mm_prefetch(ahead->runs[r] + int64_t{i} * 64, _MM_HINT_T1);
             }
         }
         for (int g = 0; g < n_groups; ++g) {
-            const __m512i k = _mm512_loadu_si512(groups[g] + pair_offset);
+            const __m512i k = _mm512_loadu_si512(key_rows[g]);
+            key_rows[g] += pair_stride;
             for (int r = 0; r < n_rows; ++r) acc[r][g] = dot_pairs(acc[r][g], q[r], k);
         }
     }
