@@ -1,9 +1,10 @@
 // The chunked attention kernels (--attention fast): every path against
 // attention computed in double over contexts of 1 to 8,192 positions (ragged
 // last chunks), 1 to 6 query heads per KV head, sliding windows and paged
-// layouts; the avx2 path against the scalar reference bit for bit; and every
+// layouts; the avx2 path against the scalar reference bit for bit; every
 // path giving the same bits however its rows are tiled and its chunks split
-// (what makes decode, prefill and any batch or thread count agree).
+// (what makes decode, prefill and any batch or thread count agree); and the
+// BF16 path on a BF16 cache's tiles giving its bits on F16 rows.
 #include "ladder/kernels/cpu/chunked_attention.h"
 
 #include <gtest/gtest.h>
@@ -13,8 +14,10 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "ladder/kernels/cpu/kv_tiles.h"
 #include "paged_cache.h"
 
 namespace ladder::kernels::cpu {
@@ -76,8 +79,9 @@ std::vector<float> scratch_for(const Case& c) {
 // The tokens in tiles of tokens_per_tile, each tile's chunks in n_pieces
 // pieces (1: merged as they come; more: partials, then merged).
 std::vector<float> attend(const ChunkedAttentionKernels& kernels, const Case& c,
-                          const PagedCache& cache, Queries& queries, int32_t kv_head, float scale,
-                          int32_t tokens_per_tile, int32_t n_pieces) {
+                          const PagedKvLayer& kv, const std::vector<int32_t>& block_table,
+                          Queries& queries, int32_t kv_head, float scale, int32_t tokens_per_tile,
+                          int32_t n_pieces) {
     std::vector<float> out(queries.q.size(), std::nanf(""));
     std::vector<float> scratch = scratch_for(c);
     for (int32_t t0 = 0; t0 < c.n_tokens; t0 += tokens_per_tile) {
@@ -86,8 +90,8 @@ std::vector<float> attend(const ChunkedAttentionKernels& kernels, const Case& c,
         const int32_t first = tile.first_chunk();
         const int32_t n_chunks = tile.end_chunk() - first;
         if (n_pieces == 1) {
-            kernels.attend(tile, cache.layer(), kv_head, cache.block_table.data(), scale, first,
-                           first + n_chunks, nullptr, scratch.data());
+            kernels.attend(tile, kv, kv_head, block_table.data(), scale, first, first + n_chunks,
+                           nullptr, scratch.data());
             continue;
         }
         const auto rows = static_cast<size_t>(tile.n_rows());
@@ -100,13 +104,20 @@ std::vector<float> attend(const ChunkedAttentionKernels& kernels, const Case& c,
             const auto skip = static_cast<size_t>(begin);
             const ChunkPartials partials{o.data() + skip * rows * c.head_dim,
                                          max.data() + skip * rows, sum.data() + skip * rows};
-            kernels.attend(tile, cache.layer(), kv_head, cache.block_table.data(), scale,
-                           first + begin, first + end, &partials, scratch.data());
+            kernels.attend(tile, kv, kv_head, block_table.data(), scale, first + begin,
+                           first + end, &partials, scratch.data());
         }
         kernels.merge(tile, c.head_dim, {o.data(), max.data(), sum.data()}, n_chunks,
                       scratch.data());
     }
     return out;
+}
+
+std::vector<float> attend(const ChunkedAttentionKernels& kernels, const Case& c,
+                          const PagedCache& cache, Queries& queries, int32_t kv_head, float scale,
+                          int32_t tokens_per_tile, int32_t n_pieces) {
+    return attend(kernels, c, cache.layer(), cache.block_table, queries, kv_head, scale,
+                  tokens_per_tile, n_pieces);
 }
 
 // Plain softmax attention in double on the unrounded inputs.
@@ -259,6 +270,124 @@ TEST(ChunkedAttention, rows_that_see_nothing_get_zeros) {
             }
             for (size_t i = static_cast<size_t>(c.n_heads * c.head_dim); i < out.size(); ++i) {
                 ASSERT_TRUE(std::isfinite(out[i])) << kernels->name;
+            }
+        }
+    }
+}
+
+// The same random K and V, each value a BF16 that F16 holds exactly too,
+// stored through store_kv into an F16 cache (rows) and a BF16 one (the
+// kernel's tiles, kv_tiles.h), the blocks in shuffled order. Every slot
+// nobody writes holds `fill` (two bytes of it).
+struct TwinCaches {
+    int32_t n_kv_heads;
+    int32_t block_size;
+    int32_t head_dim;
+    std::vector<int32_t> block_table;
+    std::vector<uint16_t> f16_keys, f16_values, bf16_keys, bf16_values;
+
+    TwinCaches(std::mt19937& rng, const Case& c, uint16_t fill)
+        : n_kv_heads(c.n_kv_heads), block_size(c.block_size), head_dim(c.head_dim) {
+        const int32_t n_blocks = (c.n_context + block_size - 1) / block_size;
+        const int32_t n_pool_blocks = n_blocks + 2;
+        const auto n_elements =
+            static_cast<size_t>(n_pool_blocks) * n_kv_heads * block_size * head_dim;
+        for (auto* pool : {&f16_keys, &f16_values, &bf16_keys, &bf16_values}) {
+            pool->assign(n_elements, fill);
+        }
+        block_table = testing::shuffled_block_table(rng, n_blocks, n_pool_blocks);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        std::vector<float> k(static_cast<size_t>(n_kv_heads) * head_dim);
+        std::vector<float> v(k.size());
+        // A BF16 value F16 holds exactly: F16's subnormals (below 2^-14)
+        // are coarser than BF16's steps there, so those become 0.
+        const auto as_bf16 = [](float x) {
+            const float rounded = tensor::bf16_to_fp32(tensor::fp32_to_bf16(x));
+            return std::abs(rounded) < 0x1p-14f ? 0.0f : rounded;
+        };
+        for (int32_t p = 0; p < c.n_context; ++p) {
+            for (auto& x : k) x = as_bf16(normal(rng) * c.key_scale);
+            for (auto& x : v) x = as_bf16(normal(rng));
+            const int64_t slot =
+                int64_t{block_table[static_cast<size_t>(p / block_size)]} * block_size +
+                p % block_size;
+            store_kv(k.data(), v.data(), slot, f16_keys.data(), f16_values.data(),
+                     layer(tensor::DType::F16));
+            store_kv(k.data(), v.data(), slot, bf16_keys.data(), bf16_values.data(),
+                     layer(tensor::DType::BF16));
+        }
+    }
+
+    PagedKvLayer layer(tensor::DType type) const {
+        const bool f16 = type == tensor::DType::F16;
+        return {f16 ? f16_keys.data() : bf16_keys.data(),
+                f16 ? f16_values.data() : bf16_values.data(),
+                n_kv_heads,
+                block_size,
+                head_dim,
+                type,
+                type};
+    }
+};
+
+// The BF16 path reads a BF16 cache's tiles in place and gives, bit for bit,
+// what it gives converting F16 rows of the same values, over decode and
+// prefill tiles, chunk splits, windows (odd first positions) and ragged ends;
+// slots the window does not reach may hold anything, NaN included.
+TEST(ChunkedAttention, bf16_path_reads_tiles_as_it_converts_f16_rows) {
+    const auto paths = supported_chunked_attention();
+    const auto bf16 = std::find_if(paths.begin(), paths.end(),
+                                   [](const auto* k) { return k->name == "avx512-bf16"; });
+    if (bf16 == paths.end()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
+    std::mt19937 rng(25);
+    const std::vector<Case> cases = {
+        {64, 3, 1, 1, 0},          {64, 3, 2, 2, 0},            {64, 3, 31, 31, 0},
+        {64, 3, 127, 40, 0},       {64, 3, 129, 1, 0},          {64, 3, 1000, 32, 0},
+        {64, 3, 4097, 3, 0},       {64, 3, 4097, 1, 0},         {128, 1, 129, 96, 0},
+        {128, 5, 300, 17, 0},      {256, 4, 1500, 9, 512},      {256, 4, 900, 24, 511},
+        {64, 6, 400, 20, 37, 32},  {128, 2, 2049, 1, 1000, 64}, {32, 2, 301, 33, 99, 16, 1, 3.0f}};
+    // 0xffff: every unwritten slot a NaN; 0: zeros.
+    for (const uint16_t fill : {uint16_t{0xffff}, uint16_t{0}}) {
+        for (const Case& c : cases) {
+            const TwinCaches caches(rng, c, fill);
+            Queries queries = make_queries(rng, c);
+            const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+            const int32_t kv_head = c.n_kv_heads - 1;
+            const int32_t whole = std::max(1, kMaxTileRows / c.n_heads);
+            const auto want = attend(**bf16, c, caches.layer(tensor::DType::F16),
+                                     caches.block_table, queries, kv_head, scale, whole, 1);
+            for (const auto& [tokens_per_tile, n_pieces] :
+                 {std::pair{whole, 1}, std::pair{1, 1}, std::pair{5, 1}, std::pair{1, 3},
+                  std::pair{whole, 4}}) {
+                const auto got = attend(**bf16, c, caches.layer(tensor::DType::BF16),
+                                        caches.block_table, queries, kv_head, scale,
+                                        tokens_per_tile, n_pieces);
+                ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+                    << c.describe() << ", fill " << fill << ", tiles of " << tokens_per_tile
+                    << " tokens, " << n_pieces << " pieces";
+            }
+        }
+    }
+}
+
+// Every reader that wants rows gets a tiled position's values back.
+TEST(ChunkedAttention, a_row_reads_back_from_its_tiles) {
+    std::mt19937 rng(26);
+    const Case c{64, 1, 70, 1, 0, 32, 3};
+    const TwinCaches caches(rng, c, 0xffff);
+    for (int32_t h = 0; h < c.n_kv_heads; ++h) {
+        for (const auto side : {KvRowReader::Side::Keys, KvRowReader::Side::Values}) {
+            KvRowReader f16_rows(caches.layer(tensor::DType::F16), side, caches.block_table.data(),
+                                 h);
+            KvRowReader bf16_rows(caches.layer(tensor::DType::BF16), side,
+                                  caches.block_table.data(), h);
+            for (int32_t p = 0; p < c.n_context; ++p) {
+                const auto* f16 = reinterpret_cast<const uint16_t*>(f16_rows(p));
+                const auto* bf16 = reinterpret_cast<const uint16_t*>(bf16_rows(p));
+                for (int32_t d = 0; d < c.head_dim; ++d) {
+                    ASSERT_EQ(tensor::fp16_to_fp32(f16[d]), tensor::bf16_to_fp32(bf16[d]))
+                        << "head " << h << " position " << p << " d " << d;
+                }
             }
         }
     }

@@ -13,6 +13,16 @@
 
 namespace ladder::kernels::cpu::testing {
 
+// A block table of n_blocks that visits n_pool_blocks in shuffled order, as a
+// real cache hands blocks out (the pool's spare blocks nobody's table names).
+inline std::vector<int32_t> shuffled_block_table(std::mt19937& rng, int32_t n_blocks,
+                                                 int32_t n_pool_blocks) {
+    std::vector<int32_t> ids(static_cast<size_t>(n_pool_blocks));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), rng);
+    return {ids.begin(), ids.begin() + n_blocks};
+}
+
 // A KV pool with random F16 keys and values, and a block table that visits the
 // pool's blocks in shuffled order, as a real cache hands them out.
 struct PagedCache {
@@ -35,10 +45,7 @@ struct PagedCache {
         values.resize(n_elements);
         for (auto& k : keys) k = tensor::fp32_to_fp16(normal(rng) * key_scale);
         for (auto& v : values) v = tensor::fp32_to_fp16(normal(rng));
-        std::vector<int32_t> ids(static_cast<size_t>(n_pool_blocks));
-        std::iota(ids.begin(), ids.end(), 0);
-        std::shuffle(ids.begin(), ids.end(), rng);
-        block_table.assign(ids.begin(), ids.begin() + n_blocks);
+        block_table = shuffled_block_table(rng, n_blocks, n_pool_blocks);
     }
 
     PagedKvLayer layer() const {

@@ -24,9 +24,12 @@
 #include "ladder/kernels/cpu/kv_tiles.h"
 #include "ladder/kernels/cpu/vec_dot.h"
 #include "ladder/tensor/reference_ops.h"
+#include "paged_cache.h"
 
 namespace ladder::kernels::cpu {
 namespace quantized_kv_attention_test {
+
+using testing::shuffled_block_table;
 
 using tensor::DType;
 
@@ -65,10 +68,7 @@ struct TypedCache {
         const auto rows = static_cast<size_t>(n_pool_blocks) * n_kv_heads * block_size;
         keys.assign(rows * static_cast<size_t>(row_bytes(key_type, head_dim)), 0);
         values.assign(rows * static_cast<size_t>(row_bytes(value_type, head_dim)), 0);
-        std::vector<int32_t> ids(static_cast<size_t>(n_pool_blocks));
-        std::iota(ids.begin(), ids.end(), 0);
-        std::shuffle(ids.begin(), ids.end(), rng);
-        block_table.assign(ids.begin(), ids.begin() + n_blocks);
+        block_table = shuffled_block_table(rng, n_blocks, n_pool_blocks);
         std::normal_distribution<float> normal(0.0f, 1.0f);
         const auto kv_dim = static_cast<size_t>(n_kv_heads) * head_dim;
         std::vector<float> k(kv_dim);
