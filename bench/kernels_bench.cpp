@@ -334,10 +334,10 @@ int register_all() {
             bool fast;
             DType kv_type;
         };
-        for (const DepthCase depth : {DepthCase{"exact", false, DType::F16},
-                                      DepthCase{"fast", true, DType::F16},
-                                      DepthCase{"fast_bf16", true, DType::BF16},
-                                      DepthCase{"exact_q8_0", false, DType::Q8_0}}) {
+        for (const DepthCase depth :
+             {DepthCase{"exact", false, DType::F16}, DepthCase{"fast", true, DType::F16},
+              DepthCase{"fast_bf16", true, DType::BF16},
+              DepthCase{"exact_q8_0", false, DType::Q8_0}}) {
             const std::string name =
                 "attention_depth/" + path + "/" + depth.name + "/smollm2_d4096";
             // 30 layers read from memory; 1 layer stays in the last-level cache.

@@ -104,8 +104,8 @@ std::vector<float> attend(const ChunkedAttentionKernels& kernels, const Case& c,
             const auto skip = static_cast<size_t>(begin);
             const ChunkPartials partials{o.data() + skip * rows * c.head_dim,
                                          max.data() + skip * rows, sum.data() + skip * rows};
-            kernels.attend(tile, kv, kv_head, block_table.data(), scale, first + begin,
-                           first + end, &partials, scratch.data());
+            kernels.attend(tile, kv, kv_head, block_table.data(), scale, first + begin, first + end,
+                           &partials, scratch.data());
         }
         kernels.merge(tile, c.head_dim, {o.data(), max.data(), sum.data()}, n_chunks,
                       scratch.data());
@@ -340,12 +340,21 @@ TEST(ChunkedAttention, bf16_path_reads_tiles_as_it_converts_f16_rows) {
                                    [](const auto* k) { return k->name == "avx512-bf16"; });
     if (bf16 == paths.end()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
     std::mt19937 rng(25);
-    const std::vector<Case> cases = {
-        {64, 3, 1, 1, 0},          {64, 3, 2, 2, 0},            {64, 3, 31, 31, 0},
-        {64, 3, 127, 40, 0},       {64, 3, 129, 1, 0},          {64, 3, 1000, 32, 0},
-        {64, 3, 4097, 3, 0},       {64, 3, 4097, 1, 0},         {128, 1, 129, 96, 0},
-        {128, 5, 300, 17, 0},      {256, 4, 1500, 9, 512},      {256, 4, 900, 24, 511},
-        {64, 6, 400, 20, 37, 32},  {128, 2, 2049, 1, 1000, 64}, {32, 2, 301, 33, 99, 16, 1, 3.0f}};
+    const std::vector<Case> cases = {{64, 3, 1, 1, 0},
+                                     {64, 3, 2, 2, 0},
+                                     {64, 3, 31, 31, 0},
+                                     {64, 3, 127, 40, 0},
+                                     {64, 3, 129, 1, 0},
+                                     {64, 3, 1000, 32, 0},
+                                     {64, 3, 4097, 3, 0},
+                                     {64, 3, 4097, 1, 0},
+                                     {128, 1, 129, 96, 0},
+                                     {128, 5, 300, 17, 0},
+                                     {256, 4, 1500, 9, 512},
+                                     {256, 4, 900, 24, 511},
+                                     {64, 6, 400, 20, 37, 32},
+                                     {128, 2, 2049, 1, 1000, 64},
+                                     {32, 2, 301, 33, 99, 16, 1, 3.0f}};
     // 0xffff: every unwritten slot a NaN; 0: zeros.
     for (const uint16_t fill : {uint16_t{0xffff}, uint16_t{0}}) {
         for (const Case& c : cases) {
@@ -359,9 +368,9 @@ TEST(ChunkedAttention, bf16_path_reads_tiles_as_it_converts_f16_rows) {
             for (const auto& [tokens_per_tile, n_pieces] :
                  {std::pair{whole, 1}, std::pair{1, 1}, std::pair{5, 1}, std::pair{1, 3},
                   std::pair{whole, 4}}) {
-                const auto got = attend(**bf16, c, caches.layer(tensor::DType::BF16),
-                                        caches.block_table, queries, kv_head, scale,
-                                        tokens_per_tile, n_pieces);
+                const auto got =
+                    attend(**bf16, c, caches.layer(tensor::DType::BF16), caches.block_table,
+                           queries, kv_head, scale, tokens_per_tile, n_pieces);
                 ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
                     << c.describe() << ", fill " << fill << ", tiles of " << tokens_per_tile
                     << " tokens, " << n_pieces << " pieces";

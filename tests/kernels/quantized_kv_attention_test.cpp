@@ -180,8 +180,8 @@ std::vector<bool> slot_bytes(DType type, bool keys, int32_t n_kv_heads, int32_t 
         for (int32_t d = 0; d < head_dim; ++d) {
             const int64_t tile_index = keys ? key_tile_index(in_block, d, head_dim)
                                             : value_tile_index(in_block, d, head_dim);
-            const int64_t at = stored_in_tiles(type) ? head_block + 2 * tile_index
-                                                     : head_block + in_block * bytes;
+            const int64_t at =
+                stored_in_tiles(type) ? head_block + 2 * tile_index : head_block + in_block * bytes;
             const int64_t n = stored_in_tiles(type) ? 2 : bytes;
             for (int64_t b = 0; b < n; ++b) out[static_cast<size_t>(at + b)] = true;
         }
@@ -217,9 +217,9 @@ TEST(QuantizedKv, store_kv_writes_ggmls_values_at_its_slot_only) {
             quantize_as_stored(value_type, v.data() + h * head_dim, want_value.data(), head_dim);
             KvRowReader key_rows(stored, KvRowReader::Side::Keys, identity.data(), h);
             KvRowReader value_rows(stored, KvRowReader::Side::Values, identity.data(), h);
-            EXPECT_EQ(std::memcmp(key_rows(static_cast<int32_t>(slot)), want_key.data(),
-                                  want_key.size()),
-                      0)
+            EXPECT_EQ(
+                std::memcmp(key_rows(static_cast<int32_t>(slot)), want_key.data(), want_key.size()),
+                0)
                 << type_names(key_type, value_type) << " head " << h;
             EXPECT_EQ(std::memcmp(value_rows(static_cast<int32_t>(slot)), want_value.data(),
                                   want_value.size()),

@@ -190,10 +190,10 @@ void print_json(const BenchRun& run) {
 
 void print_table(const BenchRun& run) {
     const std::vector<TableColumn> columns = {
-        {"model", 22, false},   {"size", 10, true},        {"params", 10, true},
-        {"cpu_path", 8, false}, {"attention", 9, false},   {"kv", 4, false},
-        {"threads", 7, true},   {"test", 13, true},
-        {"t/s", 16, true},      {"ceiling t/s", 11, true}, {"% ceil", 7, true},
+        {"model", 22, false},      {"size", 10, true},      {"params", 10, true},
+        {"cpu_path", 8, false},    {"attention", 9, false}, {"kv", 4, false},
+        {"threads", 7, true},      {"test", 13, true},      {"t/s", 16, true},
+        {"ceiling t/s", 11, true}, {"% ceil", 7, true},
     };
     fmt::print("{}", markdown_header(columns));
     for (const auto& test : run.tests) {

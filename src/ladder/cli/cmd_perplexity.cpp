@@ -66,7 +66,8 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
     if (!options.compare_attention.empty()) {
         run.reference_attention = model::parse_attention_path(options.compare_attention);
         // The reference runs as its own command line would: auto types resolved for its path.
-        run.reference_kv_cache_types = kv_cache_types(options.kv_cache_types, *run.reference_attention);
+        run.reference_kv_cache_types =
+            kv_cache_types(options.kv_cache_types, *run.reference_attention);
     }
     const tools::PerplexityResult result =
         tools::compute_perplexity(bundle, text, run, pool, progress_line("perplexity"));
@@ -90,7 +91,8 @@ void run_perplexity(const PerplexityOptions& options, const std::string& model_p
         if (comparison) {
             out["comparison"] = {
                 {"reference_attention", model::attention_path_name(comparison->reference)},
-                {"reference_kv_cache_dtype", model::kv_cache_types_name(*run.reference_kv_cache_types)},
+                {"reference_kv_cache_dtype",
+                 model::kv_cache_types_name(*run.reference_kv_cache_types)},
                 {"reference_perplexity", comparison->reference_perplexity},
                 {"mean_kl_divergence", comparison->mean_kl_divergence},
                 {"max_kl_divergence", comparison->max_kl_divergence},

@@ -29,10 +29,11 @@ KvCachePlan plan_kv_cache(const EngineConfig& config, const model::Model& model)
     }
     const int32_t min_block_size = model::min_block_size(model.kv_cache_types());
     if (block_size < min_block_size) {
-        util::fail("a {} K cache is stored in tiles of {} positions: --block-size must be at "
-                   "least {} (got {})",
-                   model::kv_cache_type_name(model.kv_cache_types().key), min_block_size,
-                   min_block_size, block_size);
+        util::fail(
+            "a {} K cache is stored in tiles of {} positions: --block-size must be at "
+            "least {} (got {})",
+            model::kv_cache_type_name(model.kv_cache_types().key), min_block_size, min_block_size,
+            block_size);
     }
     if (config.max_num_seqs < 1)
         util::fail("--max-num-seqs must be >= 1 (got {})", config.max_num_seqs);

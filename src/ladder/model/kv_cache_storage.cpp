@@ -66,7 +66,8 @@ void KvCacheStorage::PoolDelete::operator()(uint8_t* pool) const {
 }
 
 KvCacheStorage::Pool KvCacheStorage::allocate_pool(int64_t bytes) {
-    return Pool(static_cast<uint8_t*>(::operator new[](static_cast<size_t>(bytes), kPoolAlignment)));
+    return Pool(
+        static_cast<uint8_t*>(::operator new[](static_cast<size_t>(bytes), kPoolAlignment)));
 }
 
 int32_t min_block_size(const KvCacheTypes& types) {

@@ -122,8 +122,8 @@ void store_kv(const float* k, const float* v, int64_t slot, void* keys, void* va
                       layout.head_dim);
         }
         if (stored_in_tiles(layout.value_type)) {
-            store_value_in_tiles(v + dim_offset, reinterpret_cast<uint16_t*>(value_block),
-                                 in_block, layout.head_dim);
+            store_value_in_tiles(v + dim_offset, reinterpret_cast<uint16_t*>(value_block), in_block,
+                                 layout.head_dim);
         } else {
             store_row(layout.value_type, v + dim_offset, value_block + in_block * value_bytes,
                       layout.head_dim);

@@ -92,8 +92,8 @@ void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int
         const int32_t position = window.begin + j;
         key_ops.decode(key_rows(position), scratch.keys + static_cast<int64_t>(j) * head_dim,
                        head_dim);
-        value_ops.decode(value_rows(position),
-                         scratch.values + static_cast<int64_t>(j) * head_dim, head_dim);
+        value_ops.decode(value_rows(position), scratch.values + static_cast<int64_t>(j) * head_dim,
+                         head_dim);
     }
 }
 
@@ -114,7 +114,8 @@ void prefetch_chunk(const PagedKvLayer& kv, int32_t kv_head, const int32_t* bloc
         const int32_t key_first = key_tiles ? block_start : position;
         const int32_t value_first = value_tiles ? block_start : position;
         const int64_t n_keys = (key_tiles ? block_start + kv.block_size : run_end) - key_first;
-        const int64_t n_values = (value_tiles ? block_start + kv.block_size : run_end) - value_first;
+        const int64_t n_values =
+            (value_tiles ? block_start + kv.block_size : run_end) - value_first;
         const uint8_t* keys = kv.row(kv.keys, key_bytes, block_table, kv_head, key_first);
         const uint8_t* values = kv.row(kv.values, value_bytes, block_table, kv_head, value_first);
         for (int64_t offset = 0; offset < n_keys * key_bytes; offset += kLine) {

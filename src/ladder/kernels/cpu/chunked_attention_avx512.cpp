@@ -405,7 +405,8 @@ public:
     }
     // The value pair of `position` (even): head_dim words.
     const uint32_t* value_pair(int32_t position) const {
-        return head_block(kv_.values, position) + int64_t{position % kv_.block_size / 2} * kv_.head_dim;
+        return head_block(kv_.values, position) +
+               int64_t{position % kv_.block_size / 2} * kv_.head_dim;
     }
 
 private:
@@ -449,7 +450,8 @@ LADDER_AVX512_BF16 void point_at_tiles(const TileAddresses& tiles, int32_t head_
         const __mmask32 keep = has_even ? 0x55555555u : 0xaaaaaaaau;
         uint32_t* copy = edges + (j == pair_begin ? 0 : head_dim);
         for (int32_t d = 0; d < head_dim; d += 16) {
-            _mm512_storeu_si512(copy + d, _mm512_maskz_mov_epi16(keep, _mm512_loadu_si512(pair + d)));
+            _mm512_storeu_si512(copy + d,
+                                _mm512_maskz_mov_epi16(keep, _mm512_loadu_si512(pair + d)));
         }
         sources.value_pairs[j] = copy;
     }
@@ -460,7 +462,8 @@ TilesAhead tiles_ahead(const TileAddresses& tiles, int32_t chunk_begin, RowWindo
     TilesAhead ahead;
     if (window.begin >= window.end) return ahead;
     const int32_t group_begin = (window.begin - chunk_begin) / kKeyTilePositions;
-    const int32_t group_end = (window.end - chunk_begin + kKeyTilePositions - 1) / kKeyTilePositions;
+    const int32_t group_end =
+        (window.end - chunk_begin + kKeyTilePositions - 1) / kKeyTilePositions;
     for (int32_t g = group_begin; g < group_end; ++g) {
         const int32_t position = chunk_begin + kKeyTilePositions * g;
         ahead.runs[ahead.n_runs++] = reinterpret_cast<const char*>(tiles.key_group(position));
@@ -512,10 +515,11 @@ LADDER_AVX512_BF16 void attend_chunk(const AttentionTile& tile, const PagedKvLay
     for (int32_t r = 0; r < n_rows; r += 3) {
         const uint32_t* q = queries + r * n_pairs;
         float* scores = scratch.scores + r * kAttentionChunk;
+        const TilesAhead* asks = r == 0 ? &ahead : nullptr;  // the first rows ask
         switch (std::min(3, n_rows - r)) {
-            case 1: score_rows<1>(q, n_pairs, sources, group_begin, group_end, scale, r == 0 ? &ahead : nullptr, scores); break;
-            case 2: score_rows<2>(q, n_pairs, sources, group_begin, group_end, scale, r == 0 ? &ahead : nullptr, scores); break;
-            default: score_rows<3>(q, n_pairs, sources, group_begin, group_end, scale, r == 0 ? &ahead : nullptr, scores); break;
+            case 1: score_rows<1>(q, n_pairs, sources, group_begin, group_end, scale, asks, scores); break;
+            case 2: score_rows<2>(q, n_pairs, sources, group_begin, group_end, scale, asks, scores); break;
+            default: score_rows<3>(q, n_pairs, sources, group_begin, group_end, scale, asks, scores); break;
         }
     }
     for (int32_t r = 0; r < n_rows; ++r) {

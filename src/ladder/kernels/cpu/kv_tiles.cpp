@@ -39,8 +39,7 @@ const uint8_t* KvRowReader::operator()(int32_t position) {
     const auto* words = reinterpret_cast<const uint32_t*>(head_block);
     if (side_ == Side::Keys) {
         // A position's dimension pairs are whole words, one a tile row apart.
-        const uint32_t* pairs =
-            words + key_tile_index(in_block, 0, head_dim_) / 2;
+        const uint32_t* pairs = words + key_tile_index(in_block, 0, head_dim_) / 2;
         for (int32_t i = 0; i < head_dim_ / 2; ++i) {
             std::memcpy(row_ + 2 * i, pairs + i * kKeyTilePositions, sizeof(uint32_t));
         }

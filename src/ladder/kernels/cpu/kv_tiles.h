@@ -47,8 +47,7 @@ inline int64_t value_tile_index(int32_t in_block, int32_t d, int32_t head_dim) {
 // One position's K (V) of head_dim floats into a head's block, rounded to
 // BF16 as tensor::quantize_row rounds a BF16 row.
 void store_key_in_tiles(const float* x, uint16_t* head_block, int32_t in_block, int32_t head_dim);
-void store_value_in_tiles(const float* x, uint16_t* head_block, int32_t in_block,
-                          int32_t head_dim);
+void store_value_in_tiles(const float* x, uint16_t* head_block, int32_t in_block, int32_t head_dim);
 
 // One head's rows of a layer's K or V, whatever the cache stores: a pointer
 // into the pool for rows, or the position's row gathered from the tiles into
