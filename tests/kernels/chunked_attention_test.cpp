@@ -14,6 +14,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -153,6 +154,14 @@ std::vector<double> attention_in_double(const Case& c, const PagedCache& cache,
     return out;
 }
 
+// The path of that name, if this CPU runs it; nullptr otherwise.
+const ChunkedAttentionKernels* supported_path(std::string_view name) {
+    for (const ChunkedAttentionKernels* kernels : supported_chunked_attention()) {
+        if (kernels->name == name) return kernels;
+    }
+    return nullptr;
+}
+
 std::vector<Case> accuracy_cases() {
     std::vector<Case> cases;
     // Contexts around chunk edges and long ones, decode (1 token) and a
@@ -205,18 +214,16 @@ TEST(ChunkedAttention, every_path_matches_attention_in_double) {
 }
 
 TEST(ChunkedAttention, avx2_matches_scalar_reference_bit_for_bit) {
-    const auto paths = supported_chunked_attention();
-    const auto avx2 = std::find_if(paths.begin(), paths.end(),
-                                   [](const auto* k) { return k->name == "avx2"; });
-    if (avx2 == paths.end()) GTEST_SKIP() << "no AVX2";
+    const ChunkedAttentionKernels* avx2 = supported_path("avx2");
+    if (avx2 == nullptr) GTEST_SKIP() << "no AVX2";
     std::mt19937 rng(22);
     for (const Case& c : accuracy_cases()) {
         const PagedCache cache(rng, c.n_kv_heads, c.block_size, c.head_dim, c.n_context,
                                c.key_scale);
         Queries queries = make_queries(rng, c);
         const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-        const auto want = attend(*paths.front(), c, cache, queries, 0, scale, 8, 1);
-        const auto got = attend(**avx2, c, cache, queries, 0, scale, 8, 1);
+        const auto want = attend(*supported_path("scalar"), c, cache, queries, 0, scale, 8, 1);
+        const auto got = attend(*avx2, c, cache, queries, 0, scale, 8, 1);
         ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
             << c.describe();
     }
@@ -335,10 +342,8 @@ struct TwinCaches {
 // prefill tiles, chunk splits, windows (odd first positions) and ragged ends;
 // slots the window does not reach may hold anything, NaN included.
 TEST(ChunkedAttention, bf16_path_reads_tiles_as_it_converts_f16_rows) {
-    const auto paths = supported_chunked_attention();
-    const auto bf16 = std::find_if(paths.begin(), paths.end(),
-                                   [](const auto* k) { return k->name == "avx512-bf16"; });
-    if (bf16 == paths.end()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
+    const ChunkedAttentionKernels* bf16 = supported_path("avx512-bf16");
+    if (bf16 == nullptr) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
     std::mt19937 rng(25);
     const std::vector<Case> cases = {{64, 3, 1, 1, 0},
                                      {64, 3, 2, 2, 0},
@@ -363,14 +368,14 @@ TEST(ChunkedAttention, bf16_path_reads_tiles_as_it_converts_f16_rows) {
             const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
             const int32_t kv_head = c.n_kv_heads - 1;
             const int32_t whole = std::max(1, kMaxTileRows / c.n_heads);
-            const auto want = attend(**bf16, c, caches.layer(tensor::DType::F16),
-                                     caches.block_table, queries, kv_head, scale, whole, 1);
+            const auto want = attend(*bf16, c, caches.layer(tensor::DType::F16), caches.block_table,
+                                     queries, kv_head, scale, whole, 1);
             for (const auto& [tokens_per_tile, n_pieces] :
                  {std::pair{whole, 1}, std::pair{1, 1}, std::pair{5, 1}, std::pair{1, 3},
                   std::pair{whole, 4}}) {
                 const auto got =
-                    attend(**bf16, c, caches.layer(tensor::DType::BF16), caches.block_table,
-                           queries, kv_head, scale, tokens_per_tile, n_pieces);
+                    attend(*bf16, c, caches.layer(tensor::DType::BF16), caches.block_table, queries,
+                           kv_head, scale, tokens_per_tile, n_pieces);
                 ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
                     << c.describe() << ", fill " << fill << ", tiles of " << tokens_per_tile
                     << " tokens, " << n_pieces << " pieces";

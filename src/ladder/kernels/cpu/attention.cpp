@@ -109,25 +109,21 @@ void store_kv(const float* k, const float* v, int64_t slot, void* keys, void* va
     const auto in_block = static_cast<int32_t>(slot % layout.block_size);
     const int64_t key_bytes = layout.key_row_bytes();
     const int64_t value_bytes = layout.value_row_bytes();
+    // One half (K or V) of one head: into its tiles, or into its row of the head's block.
+    const auto store_half = [&](tensor::DType type, auto store_in_tiles, const float* x, void* pool,
+                                int64_t row_bytes, int32_t h) {
+        uint8_t* head_block =
+            static_cast<uint8_t*>(pool) + row_offset(layout, block, h, 0, row_bytes);
+        if (stored_in_tiles(type)) {
+            store_in_tiles(x, reinterpret_cast<uint16_t*>(head_block), in_block, layout.head_dim);
+        } else {
+            store_row(type, x, head_block + in_block * row_bytes, layout.head_dim);
+        }
+    };
     for (int32_t h = 0; h < layout.n_kv_heads; ++h) {
         const int64_t dim_offset = static_cast<int64_t>(h) * layout.head_dim;
-        auto* key_block = static_cast<uint8_t*>(keys) + row_offset(layout, block, h, 0, key_bytes);
-        auto* value_block =
-            static_cast<uint8_t*>(values) + row_offset(layout, block, h, 0, value_bytes);
-        if (stored_in_tiles(layout.key_type)) {
-            store_key_in_tiles(k + dim_offset, reinterpret_cast<uint16_t*>(key_block), in_block,
-                               layout.head_dim);
-        } else {
-            store_row(layout.key_type, k + dim_offset, key_block + in_block * key_bytes,
-                      layout.head_dim);
-        }
-        if (stored_in_tiles(layout.value_type)) {
-            store_value_in_tiles(v + dim_offset, reinterpret_cast<uint16_t*>(value_block), in_block,
-                                 layout.head_dim);
-        } else {
-            store_row(layout.value_type, v + dim_offset, value_block + in_block * value_bytes,
-                      layout.head_dim);
-        }
+        store_half(layout.key_type, store_key_in_tiles, k + dim_offset, keys, key_bytes, h);
+        store_half(layout.value_type, store_value_in_tiles, v + dim_offset, values, value_bytes, h);
     }
 }
 

@@ -207,6 +207,13 @@ LADDER_AVX512_BF16 void load_values(const PagedRows& rows, int32_t head_dim, int
     }
 }
 
+// The groups of 16 positions of the chunk from chunk_begin that `window`
+// touches, [begin, end) counted from the chunk's first group.
+inline RowWindow touched_groups(int32_t chunk_begin, RowWindow window) {
+    return {(window.begin - chunk_begin) / kKeyTilePositions,
+            (window.end - chunk_begin + kKeyTilePositions - 1) / kKeyTilePositions};
+}
+
 // Where attend_chunk reads a chunk's keys and values from: the scratch the
 // F16 rows were converted into, or the cache's own BF16 tiles (kv_tiles.h).
 struct ChunkSources {
@@ -217,10 +224,10 @@ struct ChunkSources {
     const uint32_t* value_pairs[kAttentionChunk / 2];
 };
 
-// The next chunk's tiles, asked for while this chunk's keys are scored: its
-// key groups and value blocks, each a run of head_dim x 32 bytes, one line of
-// each run per dimension pair scored. Spread so, the requests do not queue
-// up behind one another as a burst of the chunk's 512 lines would.
+// The tiles of the chunk after next, asked for while this chunk's keys are
+// scored: its key groups and value blocks, each a run of head_dim x 32 bytes,
+// one line of each run per dimension pair scored. Spread so, the requests do
+// not queue up behind one another as a burst of the chunk's 512 lines would.
 struct TilesAhead {
     const char* runs[2 * kKeyGroups];
     int32_t n_runs = 0;
@@ -461,10 +468,8 @@ LADDER_AVX512_BF16 void point_at_tiles(const TileAddresses& tiles, int32_t head_
 TilesAhead tiles_ahead(const TileAddresses& tiles, int32_t chunk_begin, RowWindow window) {
     TilesAhead ahead;
     if (window.begin >= window.end) return ahead;
-    const int32_t group_begin = (window.begin - chunk_begin) / kKeyTilePositions;
-    const int32_t group_end =
-        (window.end - chunk_begin + kKeyTilePositions - 1) / kKeyTilePositions;
-    for (int32_t g = group_begin; g < group_end; ++g) {
+    const RowWindow groups = touched_groups(chunk_begin, window);
+    for (int32_t g = groups.begin; g < groups.end; ++g) {
         const int32_t position = chunk_begin + kKeyTilePositions * g;
         ahead.runs[ahead.n_runs++] = reinterpret_cast<const char*>(tiles.key_group(position));
         ahead.runs[ahead.n_runs++] = reinterpret_cast<const char*>(tiles.value_pair(position));
@@ -488,8 +493,9 @@ LADDER_AVX512_BF16 void attend_chunk(const AttentionTile& tile, const PagedKvLay
     // of groups for the BF16 probability pairs; the position pairs it
     // touches (the others have probability 0 in every row, and adding their
     // exact zeros would change no bit).
-    const int32_t group_begin = (window.begin - chunk_begin) / 16;
-    const int32_t group_end = (window.end - chunk_begin + 15) / 16;
+    const RowWindow groups = touched_groups(chunk_begin, window);
+    const int32_t group_begin = groups.begin;
+    const int32_t group_end = groups.end;
     const int32_t pair_group_begin = group_begin & ~1;
     const int32_t pair_group_end = std::min(kKeyGroups, (group_end + 1) & ~1);
     const int32_t pair_begin = (window.begin - chunk_begin) / 2;

@@ -12,7 +12,8 @@
 //           (v[2j][d], v[2j+1][d]): one broadcast pair of probabilities
 //           weighs 16 dimensions of both positions
 //
-// Keys need blocks of a multiple of 16 positions (kv_tiles_fit checks).
+// Keys need blocks of a multiple of 16 positions (the planner checks, through
+// model::min_block_size).
 // Readers that want rows (the exact path, the F32 chunked paths) gather one
 // through KvRowReader.
 #pragma once
@@ -29,11 +30,6 @@ constexpr int32_t kKeyTilePositions = 16;
 
 // Whether a cache of this type is stored in tiles (BF16) rather than rows.
 inline bool stored_in_tiles(tensor::DType type) { return type == tensor::DType::BF16; }
-
-// Whether blocks of block_size positions can hold a K cache of this type.
-inline bool kv_tiles_fit(tensor::DType key_type, int32_t block_size) {
-    return !stored_in_tiles(key_type) || block_size % kKeyTilePositions == 0;
-}
 
 // The BF16 element of (position in block, dimension) within a head's block.
 inline int64_t key_tile_index(int32_t in_block, int32_t d, int32_t head_dim) {
