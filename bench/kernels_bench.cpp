@@ -7,6 +7,8 @@
 // "attention_depth/": one decode step's attention at 4,096 positions over
 // every layer of SmolLM2 (94 MB of F16 K and V, past the caches), on the
 // exact and the fast (chunked) path: GB/s of KV read.
+// "attention_prefill/": one prefill tile (32 tokens x 3 query heads) of the
+// fast path at 4,096 positions: GFLOPS of q.k and p.v.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -210,65 +212,92 @@ void bm_attention(benchmark::State& state, Isa isa, AttentionShape shape, bool g
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * shape.group);
 }
 
-// SmolLM2's layers (state.range(0) of its 30) x 3 KV heads x 64 dimensions,
-// 3 query heads per KV head, each layer's pool laid out as the KV cache lays
-// it out ([block][kv_head][position in block][dimension]), blocks in order,
-// its rows of kv_type (F16, or Q8_0 as `--kv-cache-dtype q8_0` stores them;
-// BF16 in the fast kernel's tiles, kernels/cpu/kv_tiles.h).
+// SmolLM2's KV at `kContext` positions for n_layers of its 30 layers: 3 KV
+// heads x 64 dimensions, each layer's pool laid out as the KV cache lays it
+// out ([block][kv_head][position in block][dimension]), blocks in order, its
+// rows of kv_type (F16, or Q8_0 as `--kv-cache-dtype q8_0` stores them; BF16
+// in the fast kernel's tiles, kernels/cpu/kv_tiles.h).
+struct DepthCache {
+    static constexpr int32_t kContext = 4096;
+    static constexpr int32_t kBlockSize = 16;
+    static constexpr int32_t kKvHeads = 3;
+    static constexpr int32_t kGroup = 3;  // query heads per KV head
+    static constexpr int32_t kHeadDim = 64;
+
+    DepthCache(int32_t n_layers, DType kv_type)
+        : layout{nullptr, nullptr, kKvHeads, kBlockSize, kHeadDim, kv_type, kv_type},
+          layer_bytes(static_cast<size_t>(kContext) * kKvHeads *
+                      static_cast<size_t>(layout.key_row_bytes())),
+          keys(layer_bytes * n_layers),
+          values(keys.size()),
+          block_table(kContext / kBlockSize) {
+        std::mt19937 rng(9);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        std::vector<float> k_row(kKvHeads * kHeadDim);
+        std::vector<float> v_row(k_row.size());
+        for (int32_t layer = 0; layer < n_layers; ++layer) {
+            for (int64_t slot = 0; slot < kContext; ++slot) {
+                for (auto& x : k_row) x = normal(rng);
+                for (auto& x : v_row) x = normal(rng);
+                kernels::cpu::store_kv(k_row.data(), v_row.data(), slot,
+                                       keys.data() + layer * layer_bytes,
+                                       values.data() + layer * layer_bytes, layout);
+            }
+        }
+        for (size_t i = 0; i < block_table.size(); ++i) block_table[i] = static_cast<int32_t>(i);
+    }
+
+    kernels::cpu::PagedKvLayer layer(int32_t index) const {
+        kernels::cpu::PagedKvLayer kv = layout;
+        kv.keys = keys.data() + index * layer_bytes;
+        kv.values = values.data() + index * layer_bytes;
+        return kv;
+    }
+
+    kernels::cpu::PagedKvLayer layout;
+    size_t layer_bytes;
+    std::vector<uint8_t> keys;
+    std::vector<uint8_t> values;
+    std::vector<int32_t> block_table;
+};
+
+std::vector<float> random_queries(size_t n) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> q(n);
+    for (auto& x : q) x = normal(rng);
+    return q;
+}
+
+// One decode step over state.range(0) layers of a DepthCache (30 read from
+// memory; 1 stays in the last-level cache).
 void bm_attention_depth(benchmark::State& state, Isa isa, bool fast, DType kv_type) {
     if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
         state.SkipWithError("path not supported by this CPU");
         return;
     }
-    constexpr int32_t kContext = 4096;
-    constexpr int32_t kBlockSize = 16;
+    using C = DepthCache;
     const auto n_layers = static_cast<int32_t>(state.range(0));
-    constexpr int32_t kKvHeads = 3;
-    constexpr int32_t kGroup = 3;
-    constexpr int32_t kHeadDim = 64;
-    std::mt19937 rng(9);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    const kernels::cpu::PagedKvLayer layout{nullptr, nullptr, kKvHeads, kBlockSize,
-                                            kHeadDim, kv_type, kv_type};
-    const auto layer_bytes =
-        static_cast<size_t>(kContext) * kKvHeads * static_cast<size_t>(layout.key_row_bytes());
-    std::vector<uint8_t> keys(layer_bytes * n_layers);
-    std::vector<uint8_t> values(keys.size());
-    std::vector<float> k_row(kKvHeads * kHeadDim);
-    std::vector<float> v_row(k_row.size());
-    for (int32_t layer = 0; layer < n_layers; ++layer) {
-        for (int64_t slot = 0; slot < kContext; ++slot) {
-            for (auto& x : k_row) x = normal(rng);
-            for (auto& x : v_row) x = normal(rng);
-            kernels::cpu::store_kv(k_row.data(), v_row.data(), slot,
-                                   keys.data() + layer * layer_bytes,
-                                   values.data() + layer * layer_bytes, layout);
-        }
-    }
-    std::vector<int32_t> block_table(kContext / kBlockSize);
-    for (size_t i = 0; i < block_table.size(); ++i) block_table[i] = static_cast<int32_t>(i);
-    constexpr int32_t kQueryFloats = kKvHeads * kGroup * kHeadDim;
-    std::vector<float> q(kQueryFloats);
-    for (auto& x : q) x = normal(rng);
+    const DepthCache cache(n_layers, kv_type);
+    constexpr int32_t kQueryFloats = C::kKvHeads * C::kGroup * C::kHeadDim;
+    const std::vector<float> q = random_queries(kQueryFloats);
     std::vector<float> out(q.size());
-    std::vector<float> scores(static_cast<size_t>(kGroup) * kContext);
-    std::vector<float> scratch(kernels::cpu::chunked_attention_scratch_floats(kHeadDim));
+    std::vector<float> scores(static_cast<size_t>(C::kGroup) * C::kContext);
+    std::vector<float> scratch(kernels::cpu::chunked_attention_scratch_floats(C::kHeadDim));
     const auto heads = kv_type == DType::F16 ? kernels::cpu::attend_heads_for(isa)
                                              : kernels::cpu::attend_heads_any_type_for(isa);
     const auto& chunked = kernels::cpu::chunked_attention_for(isa);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+    const float scale = 1.0f / std::sqrt(static_cast<float>(C::kHeadDim));
     const int32_t first_visible = 0;
-    const int32_t end_visible = kContext;
+    const int32_t end_visible = C::kContext;
     for (auto _ : state) {
         for (int32_t layer = 0; layer < n_layers; ++layer) {
-            kernels::cpu::PagedKvLayer kv = layout;
-            kv.keys = keys.data() + layer * layer_bytes;
-            kv.values = values.data() + layer * layer_bytes;
-            for (int32_t h = 0; h < kKvHeads; ++h) {
-                const int32_t offset = h * kGroup * kHeadDim;
+            const kernels::cpu::PagedKvLayer kv = cache.layer(layer);
+            for (int32_t h = 0; h < C::kKvHeads; ++h) {
+                const int32_t offset = h * C::kGroup * C::kHeadDim;
                 if (!fast) {
-                    heads(q.data() + offset, kGroup, block_table.data(), 0, kContext, kv, h,
-                          scale, scores.data(), out.data() + offset);
+                    heads(q.data() + offset, C::kGroup, cache.block_table.data(), 0, C::kContext,
+                          kv, h, scale, scores.data(), out.data() + offset);
                     continue;
                 }
                 kernels::cpu::AttentionTile tile;
@@ -276,17 +305,61 @@ void bm_attention_depth(benchmark::State& state, Isa isa, bool fast, DType kv_ty
                 tile.out = out.data() + offset;
                 tile.token_stride = kQueryFloats;
                 tile.n_tokens = 1;
-                tile.n_heads = kGroup;
+                tile.n_heads = C::kGroup;
                 tile.first_visible = &first_visible;
                 tile.end_visible = &end_visible;
-                chunked.attend(tile, kv, h, block_table.data(), scale, tile.first_chunk(),
+                chunked.attend(tile, kv, h, cache.block_table.data(), scale, tile.first_chunk(),
                                tile.end_chunk(), nullptr, scratch.data());
             }
         }
         benchmark::DoNotOptimize(out.data());
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 2 *
-                            static_cast<int64_t>(keys.size()));
+                            static_cast<int64_t>(cache.keys.size()));
+}
+
+// One prefill tile of the fast path at depth: the last 32 tokens of a
+// 4,096-position context (causal), x 3 query heads of one KV head of one
+// layer (in the last-level cache): the tile prefill at depth runs for each
+// KV head. Counter GFLOPS: 4 x head_dim per position a row sees (q.k and p.v).
+void bm_attention_prefill(benchmark::State& state, Isa isa, DType kv_type) {
+    if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
+        state.SkipWithError("path not supported by this CPU");
+        return;
+    }
+    using C = DepthCache;
+    constexpr int32_t kTokens = kernels::cpu::kMaxTileRows / C::kGroup;
+    const DepthCache cache(1, kv_type);
+    constexpr int32_t kQueryFloats = C::kKvHeads * C::kGroup * C::kHeadDim;
+    const std::vector<float> q = random_queries(static_cast<size_t>(kTokens) * kQueryFloats);
+    std::vector<float> out(q.size());
+    std::vector<float> scratch(kernels::cpu::chunked_attention_scratch_floats(C::kHeadDim));
+    std::vector<int32_t> first_visible(kTokens, 0);
+    std::vector<int32_t> end_visible(kTokens);
+    int64_t positions_seen = 0;
+    for (int32_t t = 0; t < kTokens; ++t) {
+        end_visible[t] = C::kContext - kTokens + t + 1;
+        positions_seen += end_visible[t];
+    }
+    const auto& chunked = kernels::cpu::chunked_attention_for(isa);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(C::kHeadDim));
+    const kernels::cpu::PagedKvLayer kv = cache.layer(0);
+    kernels::cpu::AttentionTile tile;
+    tile.q = q.data();
+    tile.out = out.data();
+    tile.token_stride = kQueryFloats;
+    tile.n_tokens = kTokens;
+    tile.n_heads = C::kGroup;
+    tile.first_visible = first_visible.data();
+    tile.end_visible = end_visible.data();
+    for (auto _ : state) {
+        chunked.attend(tile, kv, 0, cache.block_table.data(), scale, tile.first_chunk(),
+                       tile.end_chunk(), nullptr, scratch.data());
+        benchmark::DoNotOptimize(out.data());
+    }
+    const double flops = 4.0 * C::kHeadDim * C::kGroup * static_cast<double>(positions_seen);
+    state.counters["GFLOPS"] = benchmark::Counter(
+        flops * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 
 int register_all() {
@@ -346,6 +419,14 @@ int register_all() {
                 ->ArgName("layers")
                 ->Arg(30)
                 ->Arg(1)
+                ->Unit(benchmark::kMillisecond)
+                ->MinTime(0.5);
+        }
+        for (const DType kv_type : {DType::F16, DType::BF16}) {
+            const std::string name = "attention_prefill/" + path + "/fast_" +
+                                     std::string(tensor::dtype_name(kv_type)) +
+                                     "/smollm2_32x3_d4096";
+            benchmark::RegisterBenchmark(name.c_str(), bm_attention_prefill, isa, kv_type)
                 ->Unit(benchmark::kMillisecond)
                 ->MinTime(0.5);
         }

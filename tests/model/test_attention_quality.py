@@ -96,10 +96,13 @@ def test_fast_attention_same_bits_on_any_thread_count(ladder_bin, model, long_pr
 def test_fast_attention_same_bits_step_by_step_as_in_one_pass(ladder_bin, model, long_prompt):
     one_pass = logprobs(ladder_bin, model, long_prompt, 2)
     # The last 100 tokens one per step, as decoding computes them: each alone
-    # in its batch, its context split over the threads (flash-decoding).
+    # in its batch, its context split over the threads (flash-decoding; with
+    # several KV heads, each thread's range reads the heads in turn).
     prefix = len(one_pass["tokens"]) - 100
-    stepwise = logprobs(ladder_bin, model, long_prompt, 2, "--batch-prefix", str(prefix))
-    assert_same_bits(one_pass, stepwise, "one pass vs step by step")
+    for threads in (1, 2, 3):
+        stepwise = logprobs(ladder_bin, model, long_prompt, threads, "--batch-prefix",
+                            str(prefix))
+        assert_same_bits(one_pass, stepwise, f"one pass vs step by step on {threads} threads")
 
 
 # The bounds for a faster attention order, where the model shows

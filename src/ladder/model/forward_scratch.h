@@ -46,9 +46,10 @@ struct ForwardScratch {
     };
     struct AttentionPiece {
         int32_t tile;
+        int32_t n_tiles;  // tiles [tile, tile + n_tiles): one token's KV heads, read in turn
         int32_t chunk_begin;
         int32_t chunk_end;
-        int64_t cost;  // rows x chunks: the longest pieces start first
+        int64_t cost;  // rows x chunks x tiles: the longest pieces start first
     };
     std::vector<AttentionTileWork> attention_tiles;
     std::vector<AttentionPiece> attention_pieces;

@@ -410,10 +410,15 @@ public:
                int64_t{position % kv_.block_size / kKeyTilePositions} * (kv_.head_dim / 2) *
                    kKeyTilePositions;
     }
-    // The value pair of `position` (even): head_dim words.
+    // The value pair of `position` (even): head_dim words. The pairs after
+    // it in its block follow it, head_dim words apart.
     const uint32_t* value_pair(int32_t position) const {
         return head_block(kv_.values, position) +
                int64_t{position % kv_.block_size / 2} * kv_.head_dim;
+    }
+    // Value pairs from `position` (even) to the end of its block.
+    int32_t pairs_left_in_block(int32_t position) const {
+        return (kv_.block_size - position % kv_.block_size) / 2;
     }
 
 private:
@@ -429,6 +434,15 @@ private:
     int64_t block_words_;
 };
 
+// A copy of a value pair with the 16-bit halves outside `keep` zeroed.
+LADDER_AVX512_BF16 const uint32_t* copy_pair_half(const uint32_t* pair, int32_t head_dim,
+                                                  __mmask32 keep, uint32_t* copy) {
+    for (int32_t d = 0; d < head_dim; d += 16) {
+        _mm512_storeu_si512(copy + d, _mm512_maskz_mov_epi16(keep, _mm512_loadu_si512(pair + d)));
+    }
+    return copy;
+}
+
 // A chunk of a cache of BF16 tiles (kv_tiles.h): the sources point into the
 // tiles, which hold the layouts above. Keys of a group's positions outside
 // the window are read and masked out of the softmax. A value pair with one
@@ -443,24 +457,24 @@ LADDER_AVX512_BF16 void point_at_tiles(const TileAddresses& tiles, int32_t head_
         sources.key_groups[g] = tiles.key_group(chunk_begin + kKeyTilePositions * g);
     }
     sources.key_pair_stride = kKeyTilePositions;
-    auto* edges = reinterpret_cast<uint32_t*>(scratch.values);
-    for (int32_t j = pair_begin; j < pair_end; ++j) {
+    // A block's pairs in turn, one address lookup per block.
+    for (int32_t j = pair_begin; j < pair_end;) {
         const int32_t even = chunk_begin + 2 * j;
+        const int32_t run_end = std::min(pair_end, j + tiles.pairs_left_in_block(even));
         const uint32_t* pair = tiles.value_pair(even);
-        const bool has_even = even >= window.begin;
-        const bool has_odd = even + 1 < window.end;
-        if (has_even && has_odd) {
-            sources.value_pairs[j] = pair;
-            continue;
-        }
-        // The even position's value is each word's low half.
-        const __mmask32 keep = has_even ? 0x55555555u : 0xaaaaaaaau;
-        uint32_t* copy = edges + (j == pair_begin ? 0 : head_dim);
-        for (int32_t d = 0; d < head_dim; d += 16) {
-            _mm512_storeu_si512(copy + d,
-                                _mm512_maskz_mov_epi16(keep, _mm512_loadu_si512(pair + d)));
-        }
-        sources.value_pairs[j] = copy;
+        for (; j < run_end; ++j, pair += head_dim) sources.value_pairs[j] = pair;
+    }
+    // The window's edge pairs where it splits them (its first pair when it
+    // begins at an odd position, its last when it ends at one).
+    auto* edges = reinterpret_cast<uint32_t*>(scratch.values);
+    // The even position's value is each word's low half.
+    if ((window.begin - chunk_begin) % 2 != 0) {
+        sources.value_pairs[pair_begin] =
+            copy_pair_half(sources.value_pairs[pair_begin], head_dim, 0xaaaaaaaau, edges);
+    }
+    if ((window.end - chunk_begin) % 2 != 0) {
+        sources.value_pairs[pair_end - 1] =
+            copy_pair_half(sources.value_pairs[pair_end - 1], head_dim, 0x55555555u, edges + head_dim);
     }
 }
 
