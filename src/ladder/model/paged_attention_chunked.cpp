@@ -61,11 +61,10 @@ void plan_tiles(const Batch& batch, const ModelConfig& config, int32_t window,
 // by side, so the turns read each block's whole run of lines, which the
 // hardware prefetchers follow; a head alone reads a third of each run. A
 // piece spans at least kMinTurnPieceChunks chunks where there are enough
-// threads' worth of them: a thread's stream then runs long, where short
-// pieces alternating between threads read less than half as fast (SmolLM2
-// at 4,096 positions, two threads: 27-31 GB/s in halves against 15-16 for
-// a head per thread and 18-22 for pieces of two chunks taken in turn). The
-// unit's chunks go to partials and are merged after.
+// threads' worth of them: a thread's stream then runs long (SmolLM2 at
+// 4,096 positions, two threads: 27-31 GB/s in halves, against 15-16 for a
+// head per thread and 18-22 for short pieces taken in turn;
+// docs/performance.md). The unit's chunks go to partials, merged after.
 constexpr int32_t kHeadTurnChunks = 2;
 constexpr int32_t kMinTurnPieceChunks = 16;
 
@@ -189,29 +188,31 @@ void chunked_paged_attention(const Batch& batch, const KvCacheStorage& kv, int32
                                          : sequence.block_table.data();
     };
 
+    // A piece's chunks of its tiles: merged into the output, or into
+    // partials, the tiles in turn a few chunks at a time.
+    const auto run_piece = [&](const Piece& piece, float* own) {
+        const TileWork& first = scratch.attention_tiles[static_cast<size_t>(piece.tile)];
+        if (first.partials_offset < 0) {
+            kernels.attend(tile_rows(first), kv_layer, first.kv_head, blocks_of(first), scale,
+                           piece.chunk_begin, piece.chunk_end, nullptr, own);
+            return;
+        }
+        const int32_t turn =
+            piece.n_tiles > 1 ? kHeadTurnChunks : piece.chunk_end - piece.chunk_begin;
+        for (int32_t begin = piece.chunk_begin; begin < piece.chunk_end; begin += turn) {
+            const int32_t end = std::min(piece.chunk_end, begin + turn);
+            for (int32_t t = piece.tile; t < piece.tile + piece.n_tiles; ++t) {
+                const TileWork& work = scratch.attention_tiles[static_cast<size_t>(t)];
+                const cpu::ChunkPartials partials = partials_of(work, begin);
+                kernels.attend(tile_rows(work), kv_layer, work.kv_head, blocks_of(work), scale,
+                               begin, end, &partials, own);
+            }
+        }
+    };
     for_each_item(static_cast<int64_t>(scratch.attention_pieces.size()),
                   scratch.attention_thread_scratch.data(), scratch_floats, pool,
                   [&](int64_t index, float* own) {
-                      const Piece& piece = scratch.attention_pieces[static_cast<size_t>(index)];
-                      const TileWork& first = scratch.attention_tiles[static_cast<size_t>(piece.tile)];
-                      if (first.partials_offset < 0) {
-                          kernels.attend(tile_rows(first), kv_layer, first.kv_head,
-                                         blocks_of(first), scale, piece.chunk_begin,
-                                         piece.chunk_end, nullptr, own);
-                          return;
-                      }
-                      const int32_t turn = piece.n_tiles > 1 ? kHeadTurnChunks
-                                                             : piece.chunk_end - piece.chunk_begin;
-                      for (int32_t begin = piece.chunk_begin; begin < piece.chunk_end;
-                           begin += turn) {
-                          const int32_t end = std::min(piece.chunk_end, begin + turn);
-                          for (int32_t t = piece.tile; t < piece.tile + piece.n_tiles; ++t) {
-                              const TileWork& work = scratch.attention_tiles[static_cast<size_t>(t)];
-                              const cpu::ChunkPartials partials = partials_of(work, begin);
-                              kernels.attend(tile_rows(work), kv_layer, work.kv_head,
-                                             blocks_of(work), scale, begin, end, &partials, own);
-                          }
-                      }
+                      run_piece(scratch.attention_pieces[static_cast<size_t>(index)], own);
                   });
     if (scratch.split_tiles.empty()) return;
     for_each_item(static_cast<int64_t>(scratch.split_tiles.size()),

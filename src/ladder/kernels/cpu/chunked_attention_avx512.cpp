@@ -473,8 +473,8 @@ LADDER_AVX512_BF16 void point_at_tiles(const TileAddresses& tiles, int32_t head_
             copy_pair_half(sources.value_pairs[pair_begin], head_dim, 0xaaaaaaaau, edges);
     }
     if ((window.end - chunk_begin) % 2 != 0) {
-        sources.value_pairs[pair_end - 1] =
-            copy_pair_half(sources.value_pairs[pair_end - 1], head_dim, 0x55555555u, edges + head_dim);
+        sources.value_pairs[pair_end - 1] = copy_pair_half(sources.value_pairs[pair_end - 1],
+                                                           head_dim, 0x55555555u, edges + head_dim);
     }
 }
 
