@@ -96,8 +96,8 @@ void plan_pieces(const ModelConfig& config, int n_threads, ForwardScratch& scrat
         const int32_t rows = first.n_tokens * group;
         const int32_t most_pieces =
             in_turn ? std::max(n_threads, n_chunks / kMinTurnPieceChunks) : n_chunks;
-        const auto n_pieces = static_cast<int32_t>(
-            std::min<int64_t>({pieces_per_unit, most_pieces, n_chunks}));
+        const auto n_pieces =
+            static_cast<int32_t>(std::min<int64_t>({pieces_per_unit, most_pieces, n_chunks}));
         if (!in_turn && n_pieces <= 1) {
             scratch.attention_pieces.push_back(
                 {t, 1, first.first_chunk, first.end_chunk, int64_t{rows} * n_chunks});
