@@ -319,9 +319,10 @@ void bm_attention_depth(benchmark::State& state, Isa isa, bool fast, DType kv_ty
 }
 
 // One prefill tile of the fast path at depth: the last 32 tokens of a
-// 4,096-position context (causal), x 3 query heads of one KV head of one
-// layer (in the last-level cache): the tile prefill at depth runs for each
-// KV head. Counter GFLOPS: 4 x head_dim per position a row sees (q.k and p.v).
+// 4,096-position context (causal) x the 3 query heads of one KV head, one
+// layer (in the last-level cache); prefill at depth runs one such tile per
+// 32 tokens and KV head. Counter GFLOPS: 4 x head_dim per position a row
+// sees (q.k and p.v).
 void bm_attention_prefill(benchmark::State& state, Isa isa, DType kv_type) {
     if (!kernels::cpu::isa_supported(isa, kernels::cpu::cpu_features())) {
         state.SkipWithError("path not supported by this CPU");
