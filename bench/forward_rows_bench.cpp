@@ -4,14 +4,18 @@
 // The row counts run round-robin, repeatedly, so a noisy neighbour slows them
 // all alike; the minimum and the median of each are printed.
 //   forward_rows_bench MODEL.gguf [threads=2] [context=512] [max_rows=8] [rounds=30]
+//                      [attention=exact|fast]
+// (fast runs on the KV cache type `--kv-cache-dtype auto` gives it.)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ladder/engine/model_bundle.h"
+#include "ladder/model/attention_path.h"
 #include "ladder/util/thread_pool.h"
 #include "ladder/util/timer.h"
 
@@ -44,7 +48,9 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf [threads] [context] [max_rows] [rounds]\n",
+        std::fprintf(stderr,
+                     "usage: %s MODEL.gguf [threads] [context] [max_rows] [rounds] "
+                     "[exact|fast]\n",
                      argv[0]);
         return 2;
     }
@@ -53,9 +59,18 @@ int main(int argc, char** argv) {
         const int32_t context = argc > 3 ? std::atoi(argv[3]) : 512;
         const int32_t max_rows = argc > 4 ? std::atoi(argv[4]) : 8;
         const int rounds = argc > 5 ? std::atoi(argv[5]) : 30;
+        const std::string attention = argc > 6 ? argv[6] : "exact";
+        if (attention != "exact" && attention != "fast") {
+            throw std::runtime_error("attention must be exact or fast, not " + attention);
+        }
         const engine::ModelBundle bundle = engine::load_model_bundle(argv[1]);
         model::Model& model = *bundle.model;
         constexpr int32_t kBlockSize = 16;
+        if (attention == "fast") {
+            model.set_attention_path(model::AttentionPath::Fast);
+            const tensor::DType kv_type = model::auto_kv_cache_type(model::AttentionPath::Fast);
+            model.set_kv_cache_types({kv_type, kv_type});
+        }
         const int32_t n_blocks = (context + max_rows) / kBlockSize + 1;
         model::KvCacheStorage kv(model.kv_cache_shape(n_blocks, kBlockSize));
         std::vector<int32_t> blocks(static_cast<size_t>(n_blocks));

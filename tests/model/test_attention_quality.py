@@ -103,6 +103,11 @@ def test_fast_attention_same_bits_step_by_step_as_in_one_pass(ladder_bin, model,
         stepwise = logprobs(ladder_bin, model, long_prompt, threads, "--batch-prefix",
                             str(prefix))
         assert_same_bits(one_pass, stepwise, f"one pass vs step by step on {threads} threads")
+    # Steps of 5 tokens, as one verifying four drafted tokens computes them.
+    for threads in (2, 3):
+        in_fives = logprobs(ladder_bin, model, long_prompt, threads, "--batch-prefix", str(prefix),
+                            "--step-tokens", "5")
+        assert_same_bits(one_pass, in_fives, f"one pass vs steps of 5 on {threads} threads")
 
 
 # The bounds for a faster attention order, where the model shows

@@ -27,6 +27,7 @@ struct LogprobsOptions {
     std::string tokens_json;
     int top = 20;
     int batch_prefix = -1;  // < 0: every token in one pass
+    int step_tokens = 1;    // tokens per step after the batched prefix
     model::AttentionPath attention = model::kDefaultAttentionPath;
     KvCacheTypeFlags kv_cache_types;
 };
@@ -64,10 +65,15 @@ void run_logprobs(const LogprobsOptions& options) {
     const int32_t n_batched =
         options.batch_prefix < 0 ? n_tokens : std::min(options.batch_prefix, n_tokens);
     if (n_batched > 0) session.append_scoring_all({tokens.data(), static_cast<size_t>(n_batched)}, logits);
-    // The rest one token per step, as generation computes them.
-    for (int32_t i = n_batched; i < n_tokens; ++i) {
-        const std::span<const float> row = session.append({&tokens[static_cast<size_t>(i)], 1});
-        logits.insert(logits.end(), row.begin(), row.end());
+    // The rest step_tokens per step: one as generation computes them, or a
+    // few as a step verifying drafted tokens does.
+    std::vector<float> step_logits;
+    for (int32_t i = n_batched; i < n_tokens; i += options.step_tokens) {
+        const int32_t n = std::min(options.step_tokens, n_tokens - i);
+        session.append_scoring_all({&tokens[static_cast<size_t>(i)], static_cast<size_t>(n)},
+                                   step_logits);
+        logits.insert(logits.end(), step_logits.begin(),
+                      step_logits.begin() + int64_t{n} * vocab_size);
     }
 
     nlohmann::json positions = nlohmann::json::array();
@@ -102,6 +108,12 @@ void add_logprobs_command(CLI::App& app) {
                         "compute the first N tokens in one pass and the rest one per step, as "
                         "generation does (default: all in one pass)")
         ->check(CLI::Range(0, 1 << 24));
+    command
+        ->add_option("--step-tokens", options->step_tokens,
+                     "tokens per step after --batch-prefix (default 1; a few, as a step "
+                     "that verifies drafted tokens)")
+        ->default_val(1)
+        ->check(CLI::Range(1, 1 << 16));
     command->add_option("--top", options->top, "log-probabilities per position")
         ->default_val(20)
         ->check(CLI::Range(1, 1000));

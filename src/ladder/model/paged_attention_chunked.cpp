@@ -55,28 +55,32 @@ void plan_tiles(const Batch& batch, const ModelConfig& config, int32_t window,
     }
 }
 
-// A decode row's tiles (one token, one per KV head) are one unit of work: a
-// piece of it reads a contiguous range of chunks, the KV heads in turn
-// kHeadTurnChunks chunks at a time. A block holds every head's K (V) side
-// by side, so the turns read each block's whole run of lines, which the
-// hardware prefetchers follow; a head alone reads a third of each run. A
-// piece spans at least kMinTurnPieceChunks chunks where there are enough
-// threads' worth of them: a thread's stream then runs long (SmolLM2 at
-// 4,096 positions, two threads: 27-31 GB/s in halves, against 15-16 for a
-// head per thread and 18-22 for short pieces taken in turn;
-// docs/performance.md). The unit's chunks go to partials, merged after.
+// The tiles of a few tokens (a decode row, or a step verifying drafted
+// tokens: up to kMostTurnTokens, one tile per KV head) are one unit of work,
+// whose chunks do little arithmetic per byte they read. A piece of it reads
+// a contiguous range of chunks, the KV heads in turn kHeadTurnChunks chunks
+// at a time. A block holds every head's K (V) side by side, so the turns
+// read each block's whole run of lines, which the hardware prefetchers
+// follow; a head alone reads a third of each run. A piece spans at least
+// kMinTurnPieceChunks chunks where there are enough threads' worth of them:
+// a thread's stream then runs long (SmolLM2 at 4,096 positions, two
+// threads: 27-31 GB/s in halves, against 15-16 for a head per thread and
+// 18-22 for short pieces taken in turn; steps of 2 to 8 rows 5-10% quicker
+// than a head at a time; docs/performance.md). The unit's chunks go to
+// partials, merged after.
 constexpr int32_t kHeadTurnChunks = 2;
 constexpr int32_t kMinTurnPieceChunks = 16;
+constexpr int32_t kMostTurnTokens = 8;
 
 bool reads_heads_in_turn(const TileWork& tile, const ModelConfig& config) {
-    return tile.n_tokens == 1 && config.n_kv_heads > 1;
+    return tile.n_tokens <= kMostTurnTokens && config.n_kv_heads > 1;
 }
 
 // Splits the tiles' chunks into pieces; a split tile gets room for its partials.
 void plan_pieces(const ModelConfig& config, int n_threads, ForwardScratch& scratch) {
     const int32_t group = config.n_heads / config.n_kv_heads;
     const auto n_tiles = static_cast<int32_t>(scratch.attention_tiles.size());
-    // Units of work: a tile, or a decode row's tiles together.
+    // Units of work: a tile, or a few tokens' tiles together.
     int64_t n_units = 0;
     for (int32_t t = 0; t < n_tiles; ++t) {
         const TileWork& tile = scratch.attention_tiles[static_cast<size_t>(t)];
