@@ -46,7 +46,7 @@ struct ForwardScratch {
     };
     struct AttentionPiece {
         int32_t tile;
-        int32_t n_tiles;  // tiles [tile, tile + n_tiles): one token's KV heads, read in turn
+        int32_t n_tiles;  // tiles [tile, tile + n_tiles): a few tokens' KV heads, read in turn
         int32_t chunk_begin;
         int32_t chunk_end;
         int64_t cost;  // rows x chunks x tiles: the longest pieces start first
