@@ -73,6 +73,14 @@ def test_generate_trace_has_every_step_and_one_span_per_request(tmp_path):
     assert sum(a["logit_rows"] for a in step_args) == 8 * 6
     assert sum(a["tokens"] for a in step_args) == sum(computed)
     assert sum(a["context"] for a in step_args) == sum(n * (n + 1) // 2 for n in computed)
+    # Of those, the decode rows' (a sequence's one row in a step): each request's
+    # 5 fed-back tokens, at positions n .. n + 4 after its n prompt tokens.
+    assert sum(a["decode_context"] for a in step_args) == sum(
+        sum(range(n + 1, n + 6)) for n in prompt_lengths)
+    # The prompts share no full block, so a step reads each sequence's whole
+    # context once: its prompt, then n + 1 .. n + 5 positions.
+    assert sum(a["kv_read"] for a in step_args) == sum(prompt_lengths) + sum(
+        a["decode_context"] for a in step_args)
 
     counters = [e for e in by_phase["C"] if e["name"] == "engine"]
     assert len(counters) == n_steps
@@ -267,8 +275,11 @@ def test_simulate_calibrates_from_a_trace_of_served_steps(tmp_path):
 
     # The fit prices the traced steps: their sum within 10% of their time.
     steps = [e for e in trace_format.load(trace) if e.get("name") == "step" and e["ph"] == "X"]
+    # Two prices of a position attended: a prompt row's and a decode row's.
     priced = sum(rows_us(e["args"]["tokens"])
-                 + fitted["per_context_ns"] * 1e-3 * e["args"]["context"]
+                 + fitted["per_context_ns"] * 1e-3
+                 * (e["args"]["context"] - e["args"]["decode_context"])
+                 + fitted["per_decode_context_ns"] * 1e-3 * e["args"]["decode_context"]
                  + fitted["per_logit_row_us"] * e["args"]["logit_rows"] for e in steps)
     took = sum(e["dur"] for e in steps)
     assert abs(priced / took - 1) < 0.1, (priced, took, fitted)

@@ -81,7 +81,8 @@ EngineCore::EngineCore(model::Model& model, const tokenizer::Tokenizer& tokenize
       disk_cache_(make_disk_cache(config, kv_storage_.shape())),
       remote_cache_(make_remote_cache(config, kv_storage_.shape())),
       salt_hash_(salt_secret()),
-      markers_(marker_tokens(tokenizer)) {
+      markers_(marker_tokens(tokenizer)),
+      kv_reads_(plan_.block_size) {
     if (config.max_num_batched_tokens < config.max_num_seqs) {
         util::fail(
             "--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}), or "
@@ -276,7 +277,12 @@ void EngineCore::run_step() {
                    std::span<float>(logits_.data(), batch_.logit_rows.size() * vocab));
     const double forward_end = util::now_seconds();
     const int64_t trace_forward_end = mark();
-    if (tracing) trace_chunks(schedule, trace_forward_start, trace_forward_end);
+    if (tracing) {
+        trace_chunks(schedule, trace_forward_start, trace_forward_end);
+        // Now: the batch's block tables are views of its sequences' tables,
+        // and a sequence that finishes this step is gone by trace_step.
+        traced_kv_read_ = kv_positions_read();
+    }
     sample_ready();
     const double sampling_end = util::now_seconds();
     const int64_t trace_sampling_end = mark();
@@ -342,7 +348,9 @@ void EngineCore::trace_step(const StepMarks& marks) {
                      {"tokens", stats_.last_step_tokens},
                      {"sequences", stats_.last_step_sequences},
                      {"logit_rows", stats_.last_step_logit_rows},
-                     {"context", static_cast<int64_t>(batch_shape().n_context)}});
+                     {"context", static_cast<int64_t>(batch_shape().n_context)},
+                     {"decode_context", static_cast<int64_t>(decode_context())},
+                     {"kv_read", static_cast<int64_t>(traced_kv_read_)}});
     trace::complete("step", "schedule", marks.start, marks.forward_start);
     trace::complete("step", "forward", marks.forward_start, marks.forward_end);
     trace::complete("step", "sample", marks.forward_end, marks.sampling_end);
@@ -393,6 +401,20 @@ StepShape EngineCore::batch_shape() const {
     shape.n_rows = batch_.n_tokens();
     for (const int32_t position : batch_.positions) shape.n_context += position + 1;
     return shape;
+}
+
+double EngineCore::decode_context() const {
+    double n_context = 0.0;
+    for (const model::BatchSequence& sequence : batch_.sequences) {
+        if (sequence.n_tokens == 1) n_context += sequence.n_context;
+    }
+    return n_context;
+}
+
+double EngineCore::kv_positions_read() {
+    for (const model::BatchSequence& sequence : batch_.sequences)
+        kv_reads_.add(sequence.block_table, sequence.n_context);
+    return kv_reads_.take_positions();
 }
 
 void EngineCore::sample_ready() {

@@ -20,6 +20,7 @@
 #include "ladder/engine/sequence.h"
 #include "ladder/engine/speculator.h"
 #include "ladder/kv/block_pool.h"
+#include "ladder/kv/kv_read_counter.h"
 #include "ladder/model/batch.h"
 #include "ladder/model/kv_cache_storage.h"
 #include "ladder/model/model.h"
@@ -126,6 +127,11 @@ private:
     void trace_step(const StepMarks& marks);
     void build_batch(const Schedule& schedule);
     StepShape batch_shape() const;
+    // Positions attended by the batch's decode rows (sequences with one row),
+    // and the distinct KV positions its rows attend to: what `ladder simulate`
+    // prices (kv::KvReadCounter).
+    double decode_context() const;
+    double kv_positions_read();
     // Samples the next tokens of every sequence whose computed caught up with
     // its total: its drafts verified, then one of the target's own.
     void sample_ready();
@@ -187,6 +193,8 @@ private:
 
     // Per-step scratch, reused so a step does not allocate once warm.
     model::Batch batch_;
+    kv::KvReadCounter kv_reads_;   // for the trace's step args
+    double traced_kv_read_ = 0.0;  // kv_positions_read() of the step being traced
     std::vector<float> logits_;
     struct Sampled {
         Sequence* sequence;

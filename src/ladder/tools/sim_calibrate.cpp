@@ -10,9 +10,9 @@
 namespace ladder::tools {
 
 std::vector<CalibrationShape> default_calibration_grid() {
-    return {{1, 16, 32},  {2, 16, 32}, {4, 16, 32},  {16, 16, 32}, {32, 16, 16},
-            {1, 64, 4},   {1, 128, 4}, {1, 256, 4},  {1, 512, 32}, {4, 512, 16},
-            {1, 1024, 4}, {16, 1024, 16, true},      {8, 2048, 8, true}};
+    return {{1, 16, 32},   {2, 16, 32},          {4, 16, 32},       {16, 16, 32}, {32, 16, 16},
+            {1, 64, 4},    {1, 128, 4},          {1, 256, 4},       {1, 512, 32}, {4, 512, 16},
+            {1, 1024, 32}, {16, 1024, 16, true}, {8, 2048, 8, true}};
 }
 
 std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const ReplicaOptions& replica,
@@ -25,6 +25,7 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
     options.profile.block_size = plan.block_size;
     options.profile.n_kv_blocks = plan.n_blocks;
     options.replica = replica;
+    options.replica.count_kv_reads = true;
     std::mt19937_64 random(seed);
     std::vector<SimRequest> requests;
     for (int32_t i = 0; i < shape.n_requests; ++i) {
@@ -59,9 +60,8 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
         step.engine_logit_rows = stats.last_step_logit_rows;
         step.seconds = stats.last_step_seconds;
         if (steps.size() < simulated.steps.size()) {
-            step.simulated_tokens = simulated.steps[steps.size()].n_tokens;
-            step.n_context = simulated.steps[steps.size()].n_context;
-            step.n_logit_rows = simulated.steps[steps.size()].n_logit_rows;
+            step.simulated = true;
+            step.work = simulated.steps[steps.size()].work();
         }
         steps.push_back(step);
     }
@@ -93,8 +93,7 @@ struct StepTimes {
 };
 
 bool same_shape(const MeasuredStep& a, const MeasuredStep& b) {
-    return a.engine_tokens == b.engine_tokens && a.n_context == b.n_context &&
-           a.n_logit_rows == b.n_logit_rows;
+    return a.engine_tokens == b.engine_tokens && a.work == b.work;
 }
 
 // Runs the grid n_passes times, on fresh prompts every pass (so that none
@@ -113,8 +112,8 @@ std::vector<std::vector<StepTimes>> time_passes(engine::EngineCore& core,
             for (size_t i = 0; i < steps.size(); ++i) {
                 const MeasuredStep& step = steps[i];
                 ++calibration.n_steps;
-                if (step.simulated_tokens != step.engine_tokens ||
-                    step.n_logit_rows != step.engine_logit_rows) {
+                if (!step.simulated || step.work.n_tokens != step.engine_tokens ||
+                    step.work.n_logit_rows != step.engine_logit_rows) {
                     ++calibration.n_mismatched_steps;
                     continue;
                 }
@@ -148,8 +147,7 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
             const size_t middle = (times.seconds.size() - 1) / 2;
             std::nth_element(times.seconds.begin(), times.seconds.begin() + middle,
                              times.seconds.end());
-            observed.push_back({times.step.engine_tokens, times.step.n_context,
-                                times.step.n_logit_rows, times.seconds[middle]});
+            observed.push_back({times.step.work, times.seconds[middle]});
         }
     }
     fit_step_costs(observed, calibration.profile);
@@ -164,7 +162,7 @@ Calibration calibrate_from_trace(const TraceSummary& trace, const engine::KvCach
     for (const TracedStep& step : trace.steps) {
         if (!step.has_shape) continue;
         ++calibration.n_steps;
-        observed.push_back({step.n_tokens, step.n_context, step.n_logit_rows, step.dur_us * 1e-6});
+        observed.push_back({step.work, step.dur_us * 1e-6});
     }
     if (calibration.n_steps == 0) {
         util::fail(

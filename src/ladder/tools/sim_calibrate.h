@@ -2,8 +2,9 @@
 // workloads (B requests of P prompt tokens and N outputs, all at once) runs
 // through the real engine, step by step; the same workload runs through the
 // simulator, whose steps must match the engine's in tokens (it is the
-// engine's scheduler) and give each step's attended positions and logit rows.
-// sim_step_fit's fit of seconds on (tokens, positions, logit rows) gives the
+// engine's scheduler) and give each step's work: the positions its prompt
+// and decode rows attend to, the distinct KV positions it reads, its logit
+// rows (StepWork). sim_step_fit's fit of seconds on that work gives the
 // profile. The grid runs several times, on fresh prompts of the same shapes
 // (so the same steps), and each step's median time is fitted: a host that
 // slows for a while (another job on a shared machine) moves one pass, not
@@ -49,10 +50,9 @@ struct Calibration {
 struct MeasuredStep {
     int32_t engine_tokens = 0;
     int32_t engine_logit_rows = 0;
-    int32_t simulated_tokens = -1;  // -1: the simulator had no step here
-    double n_context = 0.0;         // the simulator's attended positions
-    int32_t n_logit_rows = 0;       // the simulator's
-    double seconds = 0.0;           // the engine's
+    bool simulated = false;  // false: the simulator had no step here
+    StepWork work;           // the simulator's step
+    double seconds = 0.0;    // the engine's
 };
 
 // Runs one workload (all requests at once, random prompts from seed)

@@ -120,6 +120,8 @@ double StepProfile::rows_seconds(int64_t n_tokens) const {
 nlohmann::json profile_json(const StepProfile& profile) {
     nlohmann::json json = {{"source", profile.source},
                            {"per_context_ns", profile.per_context_s * 1e9},
+                           {"per_decode_context_ns", profile.decode_context_seconds() * 1e9},
+                           {"per_kv_read_ns", profile.per_kv_read_s * 1e9},
                            {"per_logit_row_us", profile.per_logit_row_s * 1e6},
                            {"block_size", profile.block_size},
                            {"kv_blocks", profile.n_kv_blocks},
@@ -151,6 +153,10 @@ StepProfile profile_from_json(const nlohmann::json& json, const std::string& nam
         profile.per_token_s = number_at(json, "per_token_us", name) * 1e-6;
     }
     profile.per_context_s = number_at(json, "per_context_ns", name) * 1e-9;
+    if (json.contains("per_decode_context_ns"))
+        profile.per_decode_context_s = number_at(json, "per_decode_context_ns", name) * 1e-9;
+    if (json.contains("per_kv_read_ns"))
+        profile.per_kv_read_s = number_at(json, "per_kv_read_ns", name) * 1e-9;
     if (json.contains("per_logit_row_us"))
         profile.per_logit_row_s = number_at(json, "per_logit_row_us", name) * 1e-6;
     profile.block_size = static_cast<int32_t>(number_at(json, "block_size", name));
@@ -163,7 +169,7 @@ StepProfile profile_from_json(const nlohmann::json& json, const std::string& nam
     if (profile.n_kv_blocks < 1) util::fail("{}: \"kv_blocks\" must be at least 1", name);
     if (profile.gpus_per_replica < 1)
         util::fail("{}: \"gpus_per_replica\" must be at least 1", name);
-    if (!(profile.step_seconds(1, 1.0, 1) > 0.0))
+    if (!(profile.step_seconds({1, 1.0, 1.0, 1.0, 1}) > 0.0))
         util::fail("{}: a step must take some time", name);
     return profile;
 }
@@ -242,10 +248,11 @@ StepProfile roofline_profile(const std::string& device_name, const std::string& 
 }
 
 std::string format_profile(const StepProfile& profile) {
-    const std::string logit_row =
-        profile.per_logit_row_s > 0.0
-            ? fmt::format(", {:.3f} us/logit row", profile.per_logit_row_s * 1e6)
-            : std::string();
+    std::string other_parts;
+    if (profile.per_kv_read_s > 0.0)
+        other_parts += fmt::format(", {:.3f} ns/KV position read", profile.per_kv_read_s * 1e9);
+    if (profile.per_logit_row_s > 0.0)
+        other_parts += fmt::format(", {:.3f} us/logit row", profile.per_logit_row_s * 1e6);
     std::string rows;
     if (profile.row_costs.empty()) {
         rows = fmt::format("fixed {:.3f} ms, {:.3f} us/token", profile.fixed_s * 1e3,
@@ -256,9 +263,13 @@ std::string format_profile(const StepProfile& profile) {
                                 cost.seconds * 1e3);
         }
     }
-    return fmt::format("profile: {} ({}, {:.3f} ns/context position{}, {} KV blocks of {})",
-                       profile.source, rows, profile.per_context_s * 1e9, logit_row,
-                       profile.n_kv_blocks, profile.block_size);
+    const std::string decode_context =
+        profile.decode_context_seconds() != profile.per_context_s
+            ? fmt::format(" (decode {:.3f})", profile.decode_context_seconds() * 1e9)
+            : std::string();
+    return fmt::format("profile: {} ({}, {:.3f} ns/context position{}{}, {} KV blocks of {})",
+                       profile.source, rows, profile.per_context_s * 1e9, decode_context,
+                       other_parts, profile.n_kv_blocks, profile.block_size);
 }
 
 }  // namespace ladder::tools

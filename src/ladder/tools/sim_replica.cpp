@@ -93,6 +93,8 @@ SimReplica::SimReplica(const StepProfile& profile, const ReplicaOptions& options
       disk_options_(options.disk),
       remote_options_(options.remote),
       block_bytes_(profile.kv_bytes_per_token * profile.block_size) {
+    if (options.count_kv_reads || profile.per_kv_read_s > 0.0)
+        kv_reads_ = std::make_unique<kv::KvReadCounter>(profile.block_size);
     if (options.prefix_caching && options.disk.capacity_bytes > 0) {
         LADDER_CHECK(block_bytes_ > 0.0, "a simulated disk tier without the KV's size");
         disk_ = std::make_unique<SimKvTier>(std::max<int64_t>(
@@ -278,13 +280,18 @@ const SimStep& SimReplica::begin_step(double now) {
     step_.n_sequences = static_cast<int32_t>(chunks_.size());
     step_.n_preempted = static_cast<int32_t>(schedule.preempted.size());
     for (const engine::ScheduledChunk& chunk : chunks_) {
-        step_.n_context += attended_positions(chunk.sequence->n_computed, chunk.n_tokens);
-        if (chunk.n_tokens == chunk.sequence->n_uncomputed()) ++step_.n_logit_rows;
+        const engine::Sequence& sequence = *chunk.sequence;
+        const double attended = attended_positions(sequence.n_computed, chunk.n_tokens);
+        step_.n_context += attended;
+        if (chunk.n_tokens == 1) step_.n_decode_context += attended;
+        if (kv_reads_)
+            kv_reads_->add(sequence.blocks.blocks(), sequence.n_computed + chunk.n_tokens);
+        if (chunk.n_tokens == sequence.n_uncomputed()) ++step_.n_logit_rows;
     }
+    if (kv_reads_) step_.n_kv_read = kv_reads_->take_positions();
     // The engine reads the tiers' blocks while it schedules, before the forward pass.
     step_.load_s = pending_load_s_;
-    step_.end_s = now + pending_load_s_ +
-                  profile_.step_seconds(step_.n_tokens, step_.n_context, step_.n_logit_rows);
+    step_.end_s = now + pending_load_s_ + profile_.step_seconds(step_.work());
     peak_used_blocks_ = std::max(peak_used_blocks_, pool_.n_used());
     in_step_ = true;
     ++n_steps_;

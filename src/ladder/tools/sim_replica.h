@@ -17,6 +17,7 @@
 #include "ladder/engine/scheduler.h"
 #include "ladder/engine/sequence.h"
 #include "ladder/kv/block_pool.h"
+#include "ladder/kv/kv_read_counter.h"
 #include "ladder/tokenizer/tokenizer.h"
 #include "ladder/tools/sim_kv_tier.h"
 #include "ladder/tools/sim_profile.h"
@@ -29,6 +30,9 @@ struct ReplicaOptions {
     bool prefix_caching = true;
     KvTierOptions disk;    // each replica's own
     KvTierOptions remote;  // one for the fleet
+    // Count each step's distinct KV positions (SimStep::n_kv_read) even where
+    // the profile does not price them (a calibration replay reads them).
+    bool count_kv_reads = false;
 };
 
 struct SimRequest {
@@ -65,10 +69,16 @@ struct SimStep {
     double end_s = 0.0;
     int32_t n_tokens = 0;
     int32_t n_sequences = 0;
-    double n_context = 0.0;
-    int32_t n_logit_rows = 0;  // chunks that reach their sequence's last token
+    double n_context = 0.0;         // positions its rows attend to, summed
+    double n_decode_context = 0.0;  // of those, the decode rows' (one-row chunks)
+    double n_kv_read = 0.0;         // distinct KV positions its rows attend to
+    int32_t n_logit_rows = 0;       // chunks that reach their sequence's last token
     int32_t n_preempted = 0;
     double load_s = 0.0;  // of the time: reading blocks from the disk and remote tiers
+
+    StepWork work() const {
+        return {n_tokens, n_context, n_decode_context, n_kv_read, n_logit_rows};
+    }
 };
 
 class SimReplica {
@@ -159,6 +169,9 @@ private:
     int64_t n_disk_hit_blocks_ = 0;
     int64_t n_remote_hit_blocks_ = 0;
     SimStep step_;
+    // Null where neither the profile nor the options want the reads counted:
+    // a simulated hour of a large fleet should not pay for them.
+    std::unique_ptr<kv::KvReadCounter> kv_reads_;
     std::vector<engine::ScheduledChunk> chunks_;  // the step begun
     bool in_step_ = false;
     int64_t n_preemptions_ = 0;

@@ -21,13 +21,13 @@ namespace {
 std::vector<int64_t> curve_points(std::span<const ObservedStep> steps) {
     std::map<int, int64_t> nearest_by_octave;
     for (const ObservedStep& step : steps) {
-        const double log_rows = std::log2(static_cast<double>(step.n_tokens));
+        const int64_t n_rows = step.work.n_tokens;
+        const double log_rows = std::log2(static_cast<double>(n_rows));
         const int octave = static_cast<int>(std::lround(log_rows));
-        const auto [it, inserted] = nearest_by_octave.try_emplace(octave, step.n_tokens);
+        const auto [it, inserted] = nearest_by_octave.try_emplace(octave, n_rows);
         const double best = std::fabs(std::log2(static_cast<double>(it->second)) - octave);
         const double distance = std::fabs(log_rows - octave);
-        if (distance < best || (distance == best && step.n_tokens < it->second))
-            it->second = step.n_tokens;
+        if (distance < best || (distance == best && n_rows < it->second)) it->second = n_rows;
     }
     std::vector<int64_t> points;
     for (const auto& [octave, rows] : nearest_by_octave) points.push_back(rows);
@@ -97,59 +97,111 @@ bool solve_least_squares(std::vector<double> a, std::vector<double> b, size_t n,
     return true;
 }
 
+// The parts of a step's cost beside the rows curve, each a column of the
+// fit where the steps have it.
+struct Parts {
+    int context = 0;  // 0: none; 1: one price for every row; 2: prompt and decode rows apart
+    bool kv_read = false;
+    bool logits = false;
+
+    size_t size() const {
+        return static_cast<size_t>(context) + (kv_read ? 1 : 0) + (logits ? 1 : 0);
+    }
+    // The columns of one step, from row[0] on.
+    void fill(const StepWork& work, std::span<double> row) const {
+        size_t c = 0;
+        if (context == 2) {
+            row[c++] = work.n_context - work.n_decode_context;
+            row[c++] = work.n_decode_context;
+        } else if (context == 1) {
+            row[c++] = work.n_context;
+        }
+        if (kv_read) row[c++] = work.n_kv_read;
+        if (logits) row[c++] = static_cast<double>(work.n_logit_rows);
+    }
+    // Gives up the part the steps tell from the others least, where a fit
+    // fails or is not physical: the KV read (a lone decode reads what it
+    // attends to), then the decode rows' own price (steps whose prompt chunks
+    // each have a row count of their own do not tell a prompt row's from the
+    // curve). False when neither is left.
+    bool simplify() {
+        if (kv_read) {
+            kv_read = false;
+        } else if (context == 2) {
+            context = 1;
+        } else {
+            return false;
+        }
+        return true;
+    }
+};
+
 }  // namespace
 
 void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
     std::vector<ObservedStep> timed;
     for (const ObservedStep& step : steps) {
-        if (step.n_tokens > 0 && step.seconds > 0.0 && std::isfinite(step.seconds))
+        if (step.work.n_tokens > 0 && step.seconds > 0.0 && std::isfinite(step.seconds))
             timed.push_back(step);
     }
     std::vector<int64_t> points = curve_points(timed);
-    // Columns: the curve's points, then context and logit rows where some
-    // step has them; a part dropped for fitting below zero stays out.
-    bool use_context = false;
-    bool use_logits = false;
+    // Columns: the curve's points, then the parts some step has; a part
+    // dropped for fitting below zero stays out.
+    bool has_prompt_context = false;
+    bool has_decode_context = false;
+    Parts parts;
     for (const ObservedStep& step : timed) {
-        use_context |= step.n_context > 0.0;
-        use_logits |= step.n_logit_rows > 0;
+        has_prompt_context |= step.work.n_context > step.work.n_decode_context;
+        has_decode_context |= step.work.n_decode_context > 0.0;
+        parts.kv_read |= step.work.n_kv_read > 0.0;
+        parts.logits |= step.work.n_logit_rows > 0;
     }
+    parts.context = (has_prompt_context ? 1 : 0) + (has_decode_context ? 1 : 0);
     std::vector<double> x;
     for (;;) {
         if (points.size() < 2) util::fail("calibration: the measured steps did not give a fit");
         StepProfile unit_curve;
         for (int64_t rows : points) unit_curve.row_costs.push_back({rows, 0.0});
-        const size_t m = points.size() + (use_context ? 1 : 0) + (use_logits ? 1 : 0);
+        const size_t m = points.size() + parts.size();
         std::vector<double> a(timed.size() * m, 0.0);
         std::vector<double> b(timed.size(), 1.0);  // seconds / seconds
         for (size_t r = 0; r < timed.size(); ++r) {
             const ObservedStep& step = timed[r];
             const std::span<double> row(a.data() + r * m, m);
-            add_curve_weights(unit_curve, step.n_tokens, row);
-            size_t c = points.size();
-            if (use_context) row[c++] = step.n_context;
-            if (use_logits) row[c++] = static_cast<double>(step.n_logit_rows);
+            add_curve_weights(unit_curve, step.work.n_tokens, row);
+            parts.fill(step.work, row.subspan(points.size()));
             for (double& value : row) value /= step.seconds;
         }
-        if (!solve_least_squares(std::move(a), std::move(b), timed.size(), m, x))
+        if (!solve_least_squares(std::move(a), std::move(b), timed.size(), m, x)) {
+            if (parts.simplify()) continue;
             util::fail("calibration: the measured steps did not give a fit");
+        }
         size_t c = points.size();
-        const double context_s = use_context ? x[c++] : 0.0;
-        const double logit_s = use_logits ? x[c++] : 0.0;
-        // Context first: it is the part a grid of short prompts barely shows.
+        const double context_s = parts.context > 0 ? x[c++] : 0.0;
+        const double decode_context_s = parts.context == 2 ? x[c++] : context_s;
+        const double kv_read_s = parts.kv_read ? x[c++] : 0.0;
+        const double logit_s = parts.logits ? x[c++] : 0.0;
+        const auto cheapest =
+            std::min_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(points.size()));
+        const bool point_free = !(*cheapest > 0.0);
+        // A fit with a part below zero or a point at no cost is not the
+        // machine's: give up the parts the steps tell apart least, the KV
+        // read, then the decode rows' own price (a few steps of a served
+        // trace can trade either against the curve), before the rules below.
+        const bool physical = context_s >= 0.0 && decode_context_s >= 0.0 && kv_read_s >= 0.0 &&
+                              logit_s >= 0.0 && !point_free;
+        if (!physical && parts.simplify()) continue;
+        // Context next: it is the part a grid of short prompts barely shows.
         if (context_s < 0.0) {
-            use_context = false;
+            parts.context = 0;
             continue;
         }
         // Where every octave's steps have the same logit rows a row (decodes
         // only, or prompts only) the logit part is a sum of the curve's points
         // and comes out of noise, pushing a point below zero; the curve then
         // carries it.
-        const auto cheapest =
-            std::min_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(points.size()));
-        const bool point_free = !(*cheapest > 0.0);
-        if (logit_s < 0.0 || (use_logits && point_free)) {
-            use_logits = false;
+        if (logit_s < 0.0 || (parts.logits && point_free)) {
+            parts.logits = false;
             continue;
         }
         // A point still at no cost is one the steps do not pin (a few noisy
@@ -159,6 +211,9 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
             continue;
         }
         profile.per_context_s = context_s;
+        profile.per_decode_context_s.reset();
+        if (parts.context == 2) profile.per_decode_context_s = decode_context_s;
+        profile.per_kv_read_s = kv_read_s;
         profile.per_logit_row_s = logit_s;
         break;
     }

@@ -87,11 +87,16 @@ TraceSummary summarize_trace(const json& trace) {
             step.dur_us = dur;
             if (event.contains("args")) {
                 const json& args = event["args"];
-                step.n_tokens = static_cast<int64_t>(number_field(args, "tokens"));
-                step.n_logit_rows = static_cast<int64_t>(number_field(args, "logit_rows"));
-                step.n_context = number_field(args, "context");
+                StepWork& work = step.work;
+                work.n_tokens = static_cast<int64_t>(number_field(args, "tokens"));
+                work.n_logit_rows = static_cast<int64_t>(number_field(args, "logit_rows"));
+                work.n_context = number_field(args, "context");
+                // Older traces: one context price and no KV reads are fitted.
+                if (args.contains("decode_context"))
+                    work.n_decode_context = number_field(args, "decode_context");
+                if (args.contains("kv_read")) work.n_kv_read = number_field(args, "kv_read");
                 step.has_shape = args.contains("logit_rows") && args.contains("context");
-                summary.n_step_tokens += step.n_tokens;
+                summary.n_step_tokens += work.n_tokens;
             }
             summary.steps.push_back(step);
             first_start = first_start < 0.0 ? ts : std::min(first_start, ts);

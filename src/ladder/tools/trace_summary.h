@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ladder/tools/sim_profile.h"
+
 namespace ladder::tools {
 
 struct OperationTime {
@@ -35,12 +37,11 @@ struct ThreadTime {
 };
 
 // One engine step as traced: its duration and the shape its args give
-// (tokens computed, rows with logits, positions attended summed over rows).
+// (tokens computed, positions attended summed over rows and the decode
+// rows' part of them, distinct KV positions read, rows with logits).
 struct TracedStep {
     double dur_us = 0.0;
-    int64_t n_tokens = 0;
-    int64_t n_logit_rows = 0;
-    double n_context = 0.0;
+    StepWork work;
     bool has_shape = false;  // false for a trace without logit_rows and context
 };
 

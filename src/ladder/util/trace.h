@@ -45,7 +45,8 @@ enum class Phase : char {
     Counter = 'C',  // each argument is one counter track
 };
 
-constexpr int kMaxArgs = 5;
+// Arguments past this many are dropped: raise it with the call that needs more.
+constexpr int kMaxArgs = 7;
 
 struct Event {
     Phase phase = Phase::Complete;

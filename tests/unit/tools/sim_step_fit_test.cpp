@@ -24,7 +24,7 @@ std::vector<ObservedStep> steps_of_known_costs(const std::vector<int64_t>& row_c
     for (int64_t rows : row_counts) {
         for (int64_t logit_rows : {int64_t{1}, rows}) {
             for (double context : {10.0, 3000.0, 50000.0}) {
-                steps.push_back({rows, context, logit_rows,
+                steps.push_back({{rows, context, 0.0, 0.0, logit_rows},
                                  true_rows_seconds(rows) + per_context_s * context +
                                      per_logit_row_s * static_cast<double>(logit_rows)});
             }
@@ -45,7 +45,92 @@ TEST(StepCostFit, RecoversTheRowsCurveAndTheOtherParts) {
     // Between points and past the last one the curve is read linearly.
     EXPECT_NEAR(profile.rows_seconds(3), true_rows_seconds(3), 1e-9);
     EXPECT_NEAR(profile.rows_seconds(512), true_rows_seconds(512), 1e-9);
-    EXPECT_NEAR(profile.step_seconds(4, 100.0, 4), true_rows_seconds(4) + 2e-4 + 0.0024, 1e-9);
+    EXPECT_NEAR(profile.step_seconds({4, 100.0, 0.0, 0.0, 4}), true_rows_seconds(4) + 2e-4 + 0.0024,
+                1e-9);
+    // Steps with one kind of context give one price.
+    EXPECT_FALSE(profile.per_decode_context_s.has_value());
+    EXPECT_EQ(profile.decode_context_seconds(), profile.per_context_s);
+}
+
+// Steps of decodes (one row a sequence, each streaming its own KV), of
+// prompt chunks over a context, and of both at once, whose attention costs
+// 3 us a position for a decode row and 1 us for a prompt row.
+std::vector<ObservedStep> steps_of_two_context_prices() {
+    std::vector<ObservedStep> steps;
+    const double per_prompt_s = 1e-6;
+    const double per_decode_s = 3e-6;
+    for (int64_t decodes : {0, 1, 2, 4, 8, 16}) {
+        for (int64_t prompt_rows : {0, 3, 60, 250}) {
+            for (double length : {20.0, 700.0, 2000.0}) {
+                const int64_t rows = decodes + prompt_rows;
+                if (rows == 0) continue;
+                const double decode_context = static_cast<double>(decodes) * length;
+                const double prompt_context = static_cast<double>(prompt_rows) * length;
+                const int64_t logit_rows = decodes + (prompt_rows > 0 ? 1 : 0);
+                steps.push_back(
+                    {{rows, decode_context + prompt_context, decode_context, 0.0, logit_rows},
+                     true_rows_seconds(rows) + per_prompt_s * prompt_context +
+                         per_decode_s * decode_context + 0.0004 * static_cast<double>(logit_rows)});
+            }
+        }
+    }
+    return steps;
+}
+
+TEST(StepCostFit, PromptAndDecodeRowsGetTheirOwnContextPrice) {
+    StepProfile profile;
+    fit_step_costs(steps_of_two_context_prices(), profile);
+    EXPECT_NEAR(profile.per_context_s, 1e-6, 1e-12);
+    ASSERT_TRUE(profile.per_decode_context_s.has_value());
+    EXPECT_NEAR(*profile.per_decode_context_s, 3e-6, 1e-12);
+    EXPECT_NEAR(profile.per_logit_row_s, 0.0004, 1e-9);
+    // A step of 4 decodes at 1,000 positions and a 60-row prompt chunk over 500.
+    EXPECT_NEAR(profile.step_seconds({64, 4000.0 + 30000.0, 4000.0, 0.0, 5}),
+                true_rows_seconds(64) + 0.012 + 0.030 + 0.002, 1e-9);
+}
+
+// Decodes over a shared prefix (one read of it for the step) and alone (a
+// read each), where a KV position read costs 1.5 us beside a decode row's 1
+// (no logit rows: every decode octave's would be its row count, which the
+// curve cannot be told from).
+TEST(StepCostFit, TheKvReadIsPricedApartFromTheDecodeRowsContext) {
+    std::vector<ObservedStep> steps;
+    for (int64_t decodes : {1, 2, 4, 8, 16}) {
+        for (double length : {20.0, 500.0, 1000.0, 2000.0}) {
+            for (bool shared : {false, true}) {
+                const double context = static_cast<double>(decodes) * length;
+                const double read = shared ? length + 16.0 * static_cast<double>(decodes) : context;
+                steps.push_back({{decodes, context, context, read, 0},
+                                 true_rows_seconds(decodes) + 1e-6 * context + 1.5e-6 * read});
+            }
+        }
+    }
+    for (int64_t rows : {32, 64, 128}) {  // prompts: one read of their context
+        for (double past : {0.0, 1000.0}) {
+            const double context =
+                static_cast<double>(rows) * past + static_cast<double>(rows * (rows + 1) / 2);
+            const double read = past + static_cast<double>(rows);
+            steps.push_back({{rows, context, 0.0, read, 0},
+                             true_rows_seconds(rows) + 0.5e-6 * context + 1.5e-6 * read});
+        }
+    }
+    StepProfile profile;
+    fit_step_costs(steps, profile);
+    EXPECT_NEAR(profile.per_context_s, 0.5e-6, 1e-12);
+    ASSERT_TRUE(profile.per_decode_context_s.has_value());
+    EXPECT_NEAR(*profile.per_decode_context_s, 1e-6, 1e-12);
+    EXPECT_NEAR(profile.per_kv_read_s, 1.5e-6, 1e-12);
+}
+
+TEST(StepCostFit, ADecodePriceBelowZeroLeavesOneContextPrice) {
+    // Decodes that cost less the longer their context: no decode price
+    // explains it, so every row gets the one price the steps give.
+    std::vector<ObservedStep> steps = steps_of_two_context_prices();
+    for (ObservedStep& step : steps) step.seconds -= 3.2e-6 * step.work.n_decode_context;
+    StepProfile profile;
+    fit_step_costs(steps, profile);
+    EXPECT_FALSE(profile.per_decode_context_s.has_value());
+    EXPECT_GE(profile.per_context_s, 0.0);
 }
 
 TEST(StepCostFit, OnePointAtTheRowCountNearestEachOctavesPowerOfTwo) {
@@ -67,8 +152,8 @@ TEST(StepCostFit, APartThatFitsBelowZeroIsLeftOut) {
     // Dearer with fewer logit rows: no cost a logit row could have explains it.
     std::vector<ObservedStep> steps;
     for (int64_t rows : {1, 2, 4, 8}) {
-        steps.push_back({rows, 0.0, 1, 0.010 + 0.001 * static_cast<double>(rows)});
-        steps.push_back({rows, 0.0, rows, 0.009 + 0.001 * static_cast<double>(rows)});
+        steps.push_back({{rows, 0.0, 0.0, 0.0, 1}, 0.010 + 0.001 * static_cast<double>(rows)});
+        steps.push_back({{rows, 0.0, 0.0, 0.0, rows}, 0.009 + 0.001 * static_cast<double>(rows)});
     }
     StepProfile profile;
     fit_step_costs(steps, profile);
@@ -82,7 +167,7 @@ TEST(StepCostFit, APointTheStepsDoNotPinLeavesTheCurve) {
     // attention alone costs (noise): it alone pins the 2-row point, which
     // fits below zero; the curve then runs from 1 row to 4.
     std::vector<ObservedStep> steps = steps_of_known_costs({1, 4, 8}, 2e-6, 0.0);
-    steps.push_back({2, 50000.0, 2, 0.01});
+    steps.push_back({{2, 50000.0, 0.0, 0.0, 2}, 0.01});
     StepProfile profile;
     fit_step_costs(steps, profile);
     std::vector<int64_t> points;
@@ -95,7 +180,8 @@ TEST(StepCostFit, APointTheStepsDoNotPinLeavesTheCurve) {
 
 TEST(StepCostFit, OneRowCountCannotGiveACurve) {
     StepProfile profile;
-    const std::vector<ObservedStep> steps = {{4, 100.0, 4, 0.01}, {4, 200.0, 4, 0.011}};
+    const std::vector<ObservedStep> steps = {{{4, 100.0, 0.0, 0.0, 4}, 0.01},
+                                             {{4, 200.0, 0.0, 0.0, 4}, 0.011}};
     EXPECT_THROW(fit_step_costs(steps, profile), util::InputError);
 }
 

@@ -15,14 +15,19 @@ engine::KvCachePlan small_plan() {
     return plan;
 }
 
-// Steps of many shapes whose durations follow known costs exactly.
+// Steps of many shapes whose durations follow known costs exactly: the
+// one-row steps are decodes, whose context costs 3 us a position against a
+// prompt row's 2.
 TraceSummary trace_of_known_costs() {
     TraceSummary trace;
     for (int64_t tokens : {1, 4, 16, 64, 256}) {
         for (int64_t logit_rows : {int64_t{1}, tokens}) {
             for (double context : {100.0, 5000.0, 40000.0}) {
-                const double seconds = 0.003 + 0.005 * tokens + 2e-6 * context + 0.001 * logit_rows;
-                trace.steps.push_back({seconds * 1e6, tokens, logit_rows, context, true});
+                const double decode_context = tokens == 1 ? context : 0.0;
+                const double seconds = 0.003 + 0.005 * tokens + 2e-6 * (context - decode_context) +
+                                       3e-6 * decode_context + 0.001 * logit_rows;
+                trace.steps.push_back(
+                    {seconds * 1e6, {tokens, context, decode_context, 0.0, logit_rows}, true});
             }
         }
     }
@@ -41,6 +46,8 @@ TEST(CalibrateFromTrace, RecoversTheCostsOfTheServedSteps) {
             << cost.n_rows;
     }
     EXPECT_NEAR(profile.per_context_s, 2e-6, 1e-12);
+    ASSERT_TRUE(profile.per_decode_context_s.has_value());
+    EXPECT_NEAR(*profile.per_decode_context_s, 3e-6, 1e-12);
     EXPECT_NEAR(profile.per_logit_row_s, 0.001, 1e-9);
     EXPECT_EQ(profile.source, "a trace");
     EXPECT_EQ(profile.block_size, 16);
@@ -52,7 +59,7 @@ TEST(CalibrateFromTrace, StepsWithoutAShapeAreLeftOut) {
     TraceSummary trace = trace_of_known_costs();
     // An older trace's step: tokens but no logit rows or context, and a duration
     // that would pull the fit if it were counted.
-    trace.steps.push_back({1e6, 16, 0, 0.0, false});
+    trace.steps.push_back({1e6, {16, 0.0, 0.0, 0.0, 0}, false});
     const Calibration calibration = calibrate_from_trace(trace, small_plan(), "a trace");
     EXPECT_EQ(calibration.n_steps, 30);
     EXPECT_NEAR(calibration.profile.rows_seconds(16), 0.003 + 0.005 * 16, 1e-9);
@@ -60,7 +67,7 @@ TEST(CalibrateFromTrace, StepsWithoutAShapeAreLeftOut) {
 
 TEST(CalibrateFromTrace, ATraceWithoutShapesIsAnError) {
     TraceSummary trace;
-    trace.steps.push_back({1000.0, 16, 0, 0.0, false});
+    trace.steps.push_back({1000.0, {16, 0.0, 0.0, 0.0, 0}, false});
     EXPECT_THROW(calibrate_from_trace(trace, small_plan(), "a trace"), util::InputError);
 }
 

@@ -39,8 +39,10 @@ protected:
         std::vector<int32_t> simulated_tokens;
         for (const MeasuredStep& step : steps) {
             engine_tokens.push_back(step.engine_tokens);
-            simulated_tokens.push_back(step.simulated_tokens);
-            EXPECT_EQ(step.n_logit_rows, step.engine_logit_rows) << "step " << engine_tokens.size();
+            simulated_tokens.push_back(step.simulated ? static_cast<int32_t>(step.work.n_tokens)
+                                                      : -1);
+            EXPECT_EQ(step.work.n_logit_rows, step.engine_logit_rows)
+                << "step " << engine_tokens.size();
         }
         EXPECT_EQ(engine_tokens, expected);
         EXPECT_EQ(simulated_tokens, expected);

@@ -49,6 +49,41 @@ TEST(Simulator, OneRequestPrefillsThenDecodes) {
     EXPECT_EQ(result.peak_used_blocks, 3);  // positions 0..9 at the last step
 }
 
+// A decode row's context and the step's distinct KV positions, each with its
+// own price: B arrives as A's prompt ends and finds A's two full blocks.
+TEST(Simulator, DecodeRowsAndSharedBlocksArePricedApart) {
+    SimulationOptions options = tiny_fleet(100, 512);
+    options.profile.per_context_s = 1e-6;
+    options.profile.per_decode_context_s = 2e-6;
+    options.profile.per_kv_read_s = 4e-6;
+    std::vector<int32_t> a = iota_tokens(8, 1);
+    std::vector<int32_t> b = a;
+    a.insert(a.end(), {100, 101});
+    b.insert(b.end(), {200, 201});
+    const std::vector<SimRequest> requests = {{0, 0.0, a, 3}, {1, 0.001, b, 2}};
+    const SimulationResult result = simulate(requests, options, true);
+    ASSERT_EQ(step_tokens(result), (std::vector<int32_t>{10, 3, 2}));
+    const SimStep& second = result.steps[1];
+    // A decodes at position 10 (11 positions); B's two rows attend 9 and 10.
+    EXPECT_DOUBLE_EQ(second.n_context, 11.0 + 19.0);
+    EXPECT_DOUBLE_EQ(second.n_decode_context, 11.0);
+    // A's 11 positions, then only B's own block (2 positions): the shared two are read once.
+    EXPECT_DOUBLE_EQ(second.n_kv_read, 13.0);
+    const SimStep& third = result.steps[2];
+    EXPECT_DOUBLE_EQ(third.n_decode_context, 12.0 + 11.0);
+    EXPECT_DOUBLE_EQ(third.n_kv_read, 12.0 + 3.0);
+    EXPECT_NEAR(second.end_s - second.start_s, 0.010 + 0.003 + 19e-6 + 22e-6 + 52e-6, 1e-12);
+}
+
+// A profile that does not price the KV read (a roofline's) leaves it uncounted.
+TEST(Simulator, KvReadsAreCountedOnlyWhereSomethingReadsThem) {
+    SimulationOptions options = tiny_fleet(100, 512);
+    const std::vector<SimRequest> requests = {{0, 0.0, iota_tokens(8, 1), 2}};
+    EXPECT_DOUBLE_EQ(simulate(requests, options, true).steps[1].n_kv_read, 0.0);
+    options.replica.count_kv_reads = true;
+    EXPECT_DOUBLE_EQ(simulate(requests, options, true).steps[1].n_kv_read, 9.0);
+}
+
 TEST(Simulator, ALogitRowCostsItsPartOnlyInTheStepsThatYieldATokenPerSequence) {
     SimulationOptions options = tiny_fleet(100, 6);
     options.profile.per_logit_row_s = 0.002;
@@ -254,6 +289,32 @@ TEST(SimulatorProfile, AMeasuredRowsCurvePricesStepsAlongIt) {
               std::string::npos);
     json["row_costs_ms"] = {{1, 10.0}, {2, 0.0}};
     EXPECT_NE(error_of([&] { (void)profile_from_json(json, "p.json"); }).find("row_costs_ms"),
+              std::string::npos);
+}
+
+TEST(SimulatorProfile, TheDecodeAndKvReadPricesRoundTripAndAreOptional) {
+    StepProfile profile = tiny_fleet(100, 512).profile;
+    profile.per_context_s = 1.5e-6;
+    profile.per_decode_context_s = 1.25e-6;
+    profile.per_kv_read_s = 1.4e-6;
+    const StepProfile read = profile_from_json(profile_json(profile), "p.json");
+    ASSERT_TRUE(read.per_decode_context_s.has_value());
+    EXPECT_NEAR(*read.per_decode_context_s, 1.25e-6, 1e-18);
+    EXPECT_NEAR(read.per_kv_read_s, 1.4e-6, 1e-18);
+    EXPECT_NE(format_profile(read).find("1500.000 ns/context position (decode 1250.000), "
+                                        "1400.000 ns/KV position read"),
+              std::string::npos)
+        << format_profile(read);
+    // A file written before the split: every row at one price, no read part.
+    nlohmann::json old = profile_json(profile);
+    old.erase("per_decode_context_ns");
+    old.erase("per_kv_read_ns");
+    const StepProfile old_read = profile_from_json(old, "old.json");
+    EXPECT_EQ(old_read.decode_context_seconds(), old_read.per_context_s);
+    EXPECT_EQ(old_read.per_kv_read_s, 0.0);
+    EXPECT_NE(format_profile(old_read).find("ns/context position, "), std::string::npos);
+    old["per_kv_read_ns"] = -1.0;
+    EXPECT_NE(error_of([&] { (void)profile_from_json(old, "p.json"); }).find("per_kv_read_ns"),
               std::string::npos);
 }
 
