@@ -113,6 +113,7 @@ struct CalibrateFlags {
     EngineOptions engine;
     std::string output_path;
     int32_t n_passes = 3;
+    int32_t n_engines = 1;   // engines running the grid at once (replicas sharing the host)
     std::string trace_path;  // fit a served run's steps instead of running the grid
 };
 
@@ -137,16 +138,37 @@ void run_calibrate_command(const CalibrateFlags& flags) {
                     static_cast<long long>(calibration.n_steps));
         return;
     }
-    util::ThreadPool pool(flags.engine.n_threads);
-    engine::EngineCore core(*bundle.model, *bundle.tokenizer, pool, config);
+    // One engine per replica that will share this host, each with its own
+    // model, pool and cache, as separate `ladder serve` processes have.
+    std::vector<engine::ModelBundle> bundles;
+    bundles.push_back(std::move(bundle));
+    while (static_cast<int32_t>(bundles.size()) < flags.n_engines) {
+        engine::ModelBundle& other =
+            bundles.emplace_back(engine::load_model_bundle(model_path, flags.engine.chat_template));
+        other.model->set_attention_path(flags.engine.attention);
+        set_kv_cache_types(flags.engine.kv_cache_types, *other.model, flags.engine.block_size);
+        configure_bundle(flags.engine, other);
+    }
+    std::vector<std::unique_ptr<util::ThreadPool>> pools;
+    std::vector<std::unique_ptr<engine::EngineCore>> cores;
+    std::vector<engine::EngineCore*> core_pointers;
+    for (engine::ModelBundle& each : bundles) {
+        pools.push_back(std::make_unique<util::ThreadPool>(flags.engine.n_threads));
+        cores.push_back(std::make_unique<engine::EngineCore>(*each.model, *each.tokenizer,
+                                                             *pools.back(), config));
+        core_pointers.push_back(cores.back().get());
+    }
     tools::ReplicaOptions replica;
     replica.max_num_seqs = config.max_num_seqs;
     replica.max_num_batched_tokens = config.max_num_batched_tokens;
     replica.prefix_caching = config.prefix_caching;
-    const std::string source = fmt::format("measured: ladder simulate calibrate of {}, {} threads",
-                                           model_path, flags.engine.n_threads);
-    const tools::Calibration calibration =
-        tools::calibrate(core, replica, tools::default_calibration_grid(), source, flags.n_passes);
+    const std::string engines =
+        flags.n_engines > 1 ? fmt::format(", {} engines at once", flags.n_engines) : std::string();
+    const std::string source =
+        fmt::format("measured: ladder simulate calibrate of {}, {} threads{}", model_path,
+                    flags.engine.n_threads, engines);
+    const tools::Calibration calibration = tools::calibrate(
+        core_pointers, replica, tools::default_calibration_grid(), source, flags.n_passes);
     tools::write_json_file(flags.output_path, tools::profile_json(calibration.profile));
     std::printf("%s\n%lld steps measured, %lld differed from the simulator's schedule\n",
                 tools::format_profile(calibration.profile).c_str(),
@@ -313,11 +335,19 @@ void add_simulate_command(CLI::App& app) {
                          "times to run the grid; each step's median time is fitted")
             ->check(CLI::Range(1, 100))
             ->capture_default_str();
+    CLI::Option* engines =
+        calibrate
+            ->add_option("--engines", calibrate_flags->n_engines,
+                         "engines that run the grid at once, each on -t threads: a profile of "
+                         "replicas that share this host (their memory bandwidth and caches)")
+            ->check(CLI::Range(1, 64))
+            ->capture_default_str();
     calibrate
         ->add_option("--from-trace", calibrate_flags->trace_path,
                      "fit the steps of a `ladder serve --trace` file (served with these engine "
                      "flags) instead of running the grid")
-        ->excludes(passes);
+        ->excludes(passes)
+        ->excludes(engines);
     calibrate->add_option("-o,--output", calibrate_flags->output_path, "the profile JSON to write")
         ->required();
     calibrate->callback([calibrate_flags] { run_calibrate_command(*calibrate_flags); });

@@ -1,10 +1,15 @@
 #include "ladder/tools/sim_calibrate.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <random>
+#include <span>
+#include <thread>
 
 #include "ladder/tools/sim_step_fit.h"
 #include "ladder/tools/simulator.h"
+#include "ladder/util/check.h"
 #include "ladder/util/error.h"
 
 namespace ladder::tools {
@@ -40,8 +45,8 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
     }
     const SimulationResult simulated = simulate(requests, options, true);
 
-    // Ids far from any caller's.
-    static uint64_t next_id = uint64_t{1} << 40;
+    // Ids far from any caller's (engines calibrated at once draw from one counter).
+    static std::atomic<uint64_t> next_id = uint64_t{1} << 40;
     for (const SimRequest& request : requests) {
         engine::RequestParams params;
         params.prompt = request.prompt;
@@ -85,6 +90,9 @@ StepProfile profile_of_plan(const engine::KvCachePlan& plan, const std::string& 
     return profile;
 }
 
+// The grid's first prompts' seed: the same prompts from one calibration to the next.
+constexpr uint64_t kSeed = 20261201;
+
 // Step i of a grid shape as first measured, and its seconds in every pass
 // where the engine took that same step.
 struct StepTimes {
@@ -96,52 +104,103 @@ bool same_shape(const MeasuredStep& a, const MeasuredStep& b) {
     return a.engine_tokens == b.engine_tokens && a.work == b.work;
 }
 
+// One engine's timings of the grid: [shape][step], and its passes' seconds.
+struct EngineTimes {
+    std::vector<std::vector<StepTimes>> by_shape;
+    std::vector<double> pass_seconds;
+    int64_t n_steps = 0;
+    int64_t n_mismatched_steps = 0;
+};
+
 // Runs the grid n_passes times, on fresh prompts every pass (so that none
-// is found in the prefix cache and the schedule repeats); [shape][step].
-std::vector<std::vector<StepTimes>> time_passes(engine::EngineCore& core,
-                                                const ReplicaOptions& replica,
-                                                const std::vector<CalibrationShape>& grid,
-                                                int32_t n_passes, Calibration& calibration) {
-    std::vector<std::vector<StepTimes>> by_shape(grid.size());
-    calibration.pass_seconds.assign(static_cast<size_t>(n_passes), 0.0);
-    uint64_t seed = 20261201;
+// is found in the prefix cache and the schedule repeats).
+EngineTimes time_passes(engine::EngineCore& core, const ReplicaOptions& replica,
+                        const std::vector<CalibrationShape>& grid, int32_t n_passes,
+                        uint64_t seed) {
+    EngineTimes times;
+    times.by_shape.resize(grid.size());
+    times.pass_seconds.assign(static_cast<size_t>(n_passes), 0.0);
     for (int32_t pass = 0; pass < n_passes; ++pass) {
         for (size_t s = 0; s < grid.size(); ++s) {
             const std::vector<MeasuredStep> steps =
                 measure_workload(core, replica, grid[s], seed++);
             for (size_t i = 0; i < steps.size(); ++i) {
                 const MeasuredStep& step = steps[i];
-                ++calibration.n_steps;
+                ++times.n_steps;
                 if (!step.simulated || step.work.n_tokens != step.engine_tokens ||
                     step.work.n_logit_rows != step.engine_logit_rows) {
-                    ++calibration.n_mismatched_steps;
+                    ++times.n_mismatched_steps;
                     continue;
                 }
-                if (i >= by_shape[s].size()) by_shape[s].resize(i + 1);
-                StepTimes& times = by_shape[s][i];
-                if (times.seconds.empty()) {
-                    times.step = step;
-                } else if (!same_shape(times.step, step)) {
+                std::vector<StepTimes>& shape_steps = times.by_shape[s];
+                if (i >= shape_steps.size()) shape_steps.resize(i + 1);
+                StepTimes& step_times = shape_steps[i];
+                if (step_times.seconds.empty()) {
+                    step_times.step = step;
+                } else if (!same_shape(step_times.step, step)) {
                     continue;
                 }
-                times.seconds.push_back(step.seconds);
-                calibration.pass_seconds[static_cast<size_t>(pass)] += step.seconds;
+                step_times.seconds.push_back(step.seconds);
+                times.pass_seconds[static_cast<size_t>(pass)] += step.seconds;
             }
         }
     }
-    return by_shape;
+    return times;
 }
 
 }  // namespace
 
-Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
+Calibration calibrate(std::span<engine::EngineCore* const> cores, const ReplicaOptions& replica,
                       const std::vector<CalibrationShape>& grid, const std::string& source,
                       int32_t n_passes) {
+    LADDER_CHECK(!cores.empty(), "calibration without an engine");
+    n_passes = std::max(n_passes, 1);
+    // Each engine on its own thread, all at once: colocated replicas share the
+    // host's memory bandwidth and caches, and so do their steps here. Each has
+    // prompts of its own.
+    std::vector<EngineTimes> engines(cores.size());
+    std::vector<std::exception_ptr> failures(cores.size());
+    {
+        std::vector<std::jthread> threads;
+        for (size_t e = 0; e < cores.size(); ++e) {
+            threads.emplace_back([&, e] {
+                try {
+                    engines[e] = time_passes(*cores[e], replica, grid, n_passes, kSeed + 1000 * e);
+                } catch (...) {
+                    failures[e] = std::current_exception();
+                }
+            });
+        }
+    }
+    for (const std::exception_ptr& failure : failures) {
+        if (failure) std::rethrow_exception(failure);
+    }
     Calibration calibration;
-    calibration.profile = profile_of_plan(core.kv_plan(), source);
+    calibration.profile = profile_of_plan(cores[0]->kv_plan(), source);
+    std::vector<std::vector<StepTimes>>& by_shape = engines[0].by_shape;
+    for (const EngineTimes& times : engines) {
+        calibration.n_steps += times.n_steps;
+        calibration.n_mismatched_steps += times.n_mismatched_steps;
+        calibration.pass_seconds.insert(calibration.pass_seconds.end(), times.pass_seconds.begin(),
+                                        times.pass_seconds.end());
+        if (&times == &engines[0]) continue;
+        // The same grid, so the same steps: pooled where the shapes agree.
+        for (size_t s = 0; s < grid.size(); ++s) {
+            for (size_t i = 0; i < times.by_shape[s].size() && i < by_shape[s].size(); ++i) {
+                const StepTimes& other = times.by_shape[s][i];
+                StepTimes& first = by_shape[s][i];
+                if (other.seconds.empty()) continue;
+                if (first.seconds.empty()) {
+                    first = other;
+                } else if (same_shape(first.step, other.step)) {
+                    first.seconds.insert(first.seconds.end(), other.seconds.begin(),
+                                         other.seconds.end());
+                }
+            }
+        }
+    }
     std::vector<ObservedStep> observed;
-    for (std::vector<StepTimes>& steps :
-         time_passes(core, replica, grid, std::max(n_passes, 1), calibration)) {
+    for (std::vector<StepTimes>& steps : by_shape) {
         for (StepTimes& times : steps) {
             if (times.seconds.empty()) continue;
             const size_t middle = (times.seconds.size() - 1) / 2;
@@ -152,6 +211,13 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
     }
     fit_step_costs(observed, calibration.profile);
     return calibration;
+}
+
+Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
+                      const std::vector<CalibrationShape>& grid, const std::string& source,
+                      int32_t n_passes) {
+    engine::EngineCore* const cores[] = {&core};
+    return calibrate(cores, replica, grid, source, n_passes);
 }
 
 Calibration calibrate_from_trace(const TraceSummary& trace, const engine::KvCachePlan& plan,

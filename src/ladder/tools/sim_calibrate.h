@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,16 @@ std::vector<MeasuredStep> measure_workload(engine::EngineCore& core, const Repli
 // grid `n_passes` times (at least 1) and fits each step's median seconds
 // (the lower median for an even count).
 Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
+                      const std::vector<CalibrationShape>& grid, const std::string& source,
+                      int32_t n_passes = 3);
+
+// The same with several idle engines of one model and settings running the
+// grid at once, each on its own thread and prompts (replicas that share a
+// host: their steps contend for its memory bandwidth and caches); each
+// step's median is over every engine's passes, and pass_seconds lists each
+// engine's passes in turn. An engine that finishes first leaves the others
+// a little less contention for their last steps.
+Calibration calibrate(std::span<engine::EngineCore* const> cores, const ReplicaOptions& replica,
                       const std::vector<CalibrationShape>& grid, const std::string& source,
                       int32_t n_passes = 3);
 

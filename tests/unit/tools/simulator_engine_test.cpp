@@ -90,5 +90,32 @@ TEST_F(SimulatorAgainstEngine, CalibrationPassesRepeatTheSameSteps) {
     for (const RowCost& cost : thrice.profile.row_costs) EXPECT_GT(cost.seconds, 0.0);
 }
 
+// Two engines (each its own model, as two servers have) run the grid at
+// once; every step of both is timed and fitted, and the schedule is the
+// simulator's in each.
+TEST_F(SimulatorAgainstEngine, EnginesCalibratedAtOnceTimeEveryStepOfEach) {
+    engine::EngineConfig config{.block_size = 4};
+    const std::vector<CalibrationShape> grid = {{1, 8, 6}, {4, 8, 6}, {1, 32, 4}, {2, 64, 4}};
+    ReplicaOptions replica{config.max_num_seqs, config.max_num_batched_tokens,
+                           config.prefix_caching};
+    const auto path =
+        std::filesystem::path(LADDER_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+    engine::ModelBundle second_bundle = engine::load_model_bundle(path.string());
+    util::ThreadPool second_pool(1);
+    engine::EngineCore first(*bundle_->model, *bundle_->tokenizer, *pool_, config);
+    engine::EngineCore second(*second_bundle.model, *second_bundle.tokenizer, second_pool, config);
+    engine::EngineCore* const cores[] = {&first, &second};
+    const Calibration both = calibrate(cores, replica, grid, "test", 2);
+
+    engine::EngineCore alone(*bundle_->model, *bundle_->tokenizer, *pool_, config);
+    const Calibration one = calibrate(alone, replica, grid, "test", 2);
+    EXPECT_EQ(both.n_mismatched_steps, 0);
+    EXPECT_EQ(both.n_steps, 2 * one.n_steps);
+    ASSERT_EQ(both.pass_seconds.size(), 4u);  // each engine's two passes
+    for (double seconds : both.pass_seconds) EXPECT_GT(seconds, 0.0);
+    ASSERT_FALSE(both.profile.row_costs.empty());
+    for (const RowCost& cost : both.profile.row_costs) EXPECT_GT(cost.seconds, 0.0);
+}
+
 }  // namespace
 }  // namespace ladder::tools
