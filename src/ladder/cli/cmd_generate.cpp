@@ -215,11 +215,8 @@ void print_summary(const std::vector<engine::BatchResult>& results, double secon
 }
 
 void run_generate(const GenerateOptions& options) {
-    engine::ModelBundle bundle = engine::load_model_bundle(
-        resolve_model_path(options.engine.model_path), options.engine.chat_template);
-    bundle.model->set_attention_path(options.engine.attention);
-    set_kv_cache_types(options.engine.kv_cache_types, *bundle.model, options.engine.block_size);
-    configure_bundle(options.engine, bundle);
+    engine::ModelBundle bundle =
+        load_engine_bundle(options.engine, resolve_model_path(options.engine.model_path));
     const util::trace::TraceFile trace(options.trace_path);
     util::trace::set_thread_name("engine");
     util::ThreadPool pool(options.engine.n_threads);

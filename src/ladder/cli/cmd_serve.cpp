@@ -72,10 +72,7 @@ void run_serve(const ServeFlags& flags) {
     if (options.server.served_model_name.empty()) {
         options.server.served_model_name = file_name.stem().string();
     }
-    engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
-    bundle.model->set_attention_path(flags.engine.attention);
-    set_kv_cache_types(flags.engine.kv_cache_types, *bundle.model, flags.engine.block_size);
-    configure_bundle(flags.engine, bundle);
+    engine::ModelBundle bundle = load_engine_bundle(flags.engine, model_path);
     options.engine = engine_config(flags.engine, bundle);
     // Closed after serve() returns: after the drain that SIGTERM starts.
     const util::trace::TraceFile trace(flags.trace_path);

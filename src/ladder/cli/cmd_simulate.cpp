@@ -120,10 +120,7 @@ struct CalibrateFlags {
 void run_calibrate_command(const CalibrateFlags& flags) {
     if (flags.output_path.empty()) util::fail("calibrate needs -o PROFILE.json");
     const std::string model_path = resolve_model_path(flags.engine.model_path);
-    engine::ModelBundle bundle = engine::load_model_bundle(model_path, flags.engine.chat_template);
-    bundle.model->set_attention_path(flags.engine.attention);
-    set_kv_cache_types(flags.engine.kv_cache_types, *bundle.model, flags.engine.block_size);
-    configure_bundle(flags.engine, bundle);
+    engine::ModelBundle bundle = load_engine_bundle(flags.engine, model_path);
     const engine::EngineConfig config = engine_config(flags.engine, bundle);
     if (!flags.trace_path.empty()) {
         // Only the KV plan is needed: no engine runs, so no cache is allocated.
@@ -142,13 +139,8 @@ void run_calibrate_command(const CalibrateFlags& flags) {
     // model, pool and cache, as separate `ladder serve` processes have.
     std::vector<engine::ModelBundle> bundles;
     bundles.push_back(std::move(bundle));
-    while (static_cast<int32_t>(bundles.size()) < flags.n_engines) {
-        engine::ModelBundle& other =
-            bundles.emplace_back(engine::load_model_bundle(model_path, flags.engine.chat_template));
-        other.model->set_attention_path(flags.engine.attention);
-        set_kv_cache_types(flags.engine.kv_cache_types, *other.model, flags.engine.block_size);
-        configure_bundle(flags.engine, other);
-    }
+    while (static_cast<int32_t>(bundles.size()) < flags.n_engines)
+        bundles.push_back(load_engine_bundle(flags.engine, model_path));
     std::vector<std::unique_ptr<util::ThreadPool>> pools;
     std::vector<std::unique_ptr<engine::EngineCore>> cores;
     std::vector<engine::EngineCore*> core_pointers;

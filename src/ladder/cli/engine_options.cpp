@@ -87,6 +87,15 @@ void configure_bundle(const EngineOptions& options, engine::ModelBundle& bundle)
     bundle.grammars->set_limits(limits);
 }
 
+engine::ModelBundle load_engine_bundle(const EngineOptions& options,
+                                       const std::string& model_path) {
+    engine::ModelBundle bundle = engine::load_model_bundle(model_path, options.chat_template);
+    bundle.model->set_attention_path(options.attention);
+    set_kv_cache_types(options.kv_cache_types, *bundle.model, options.block_size);
+    configure_bundle(options, bundle);
+    return bundle;
+}
+
 engine::EngineConfig engine_config(const EngineOptions& options,
                                    const engine::ModelBundle& bundle) {
     engine::EngineConfig config;

@@ -41,6 +41,9 @@ void add_engine_options(CLI::App& command, EngineOptions& options);
 // What the options say about reading the model's chat outputs and compiling
 // grammars, set on the loaded bundle.
 void configure_bundle(const EngineOptions& options, engine::ModelBundle& bundle);
+// Loads the model at model_path (resolved) as the options set it up: its
+// attention path, KV cache types and configure_bundle's settings.
+engine::ModelBundle load_engine_bundle(const EngineOptions& options, const std::string& model_path);
 // Throws util::InputError for a malformed size or URL, or an unusable
 // disk-tier directory. With a disk or remote tier, the model's identity
 // (which keys their blocks) is read from the directory's record or hashed

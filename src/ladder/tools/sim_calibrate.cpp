@@ -183,8 +183,11 @@ Calibration calibrate(std::span<engine::EngineCore* const> cores, const ReplicaO
         calibration.n_mismatched_steps += times.n_mismatched_steps;
         calibration.pass_seconds.insert(calibration.pass_seconds.end(), times.pass_seconds.begin(),
                                         times.pass_seconds.end());
-        if (&times == &engines[0]) continue;
-        // The same grid, so the same steps: pooled where the shapes agree.
+    }
+    // The same grid, so the same steps: the other engines' pooled into the
+    // first's where the shapes agree.
+    for (size_t e = 1; e < engines.size(); ++e) {
+        const EngineTimes& times = engines[e];
         for (size_t s = 0; s < grid.size(); ++s) {
             for (size_t i = 0; i < times.by_shape[s].size() && i < by_shape[s].size(); ++i) {
                 const StepTimes& other = times.by_shape[s][i];
