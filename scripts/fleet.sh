@@ -17,6 +17,9 @@
 #   FLEET_ROUTING           prefix (default: by prompt prefix) or roundrobin (for comparison)
 #   FLEET_KV_REMOTE         1 (default): replicas share KV blocks through redis-server; 0: each
 #                           replica keeps its own cache only (to measure what routing alone does)
+#   FLEET_TRACE_DIR         when set, each replica writes `ladder serve --trace` there as
+#                           replicaN.trace.json (on stopping), e.g. for `ladder simulate
+#                           calibrate --from-trace`
 #   LADDER                  the binary (default build/bin/ladder)
 #   LADDER_MODEL            the model (default models/SmolLM2-135M-Instruct.Q4_1.gguf)
 set -euo pipefail
@@ -36,6 +39,7 @@ FLEET_DIR="$(realpath -m "${FLEET_DIR:-.fleet}")"
 LADDER="$(realpath -m "${LADDER:-build/bin/ladder}")"
 LADDER_MODEL="$(realpath -m "${LADDER_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}")"
 read -r -a FLEET_SERVE_ARGS <<<"${FLEET_SERVE_ARGS:-}"
+FLEET_TRACE_DIR="${FLEET_TRACE_DIR:+$(realpath -m "$FLEET_TRACE_DIR")}"
 read -r -a replica_ports <<<"${FLEET_REPLICA_PORTS:-}"
 if ((${#replica_ports[@]} == 0)); then
     for ((index = 1; index <= FLEET_REPLICAS; index++)); do
@@ -65,8 +69,8 @@ esac
 mkdir -p "$FLEET_DIR"
 chmod 700 "$FLEET_DIR"
 rm -f "$FLEET_DIR"/replica*.pid "$FLEET_DIR"/replica*.port "$FLEET_DIR/admin.sock"
-declare -p FLEET_HOST FLEET_THREADS KV_REMOTE_ARGS FLEET_SERVE_ARGS LADDER LADDER_MODEL \
-    FLEET_REPLICAS >"$FLEET_DIR/replica.env"
+declare -p FLEET_HOST FLEET_THREADS KV_REMOTE_ARGS FLEET_SERVE_ARGS FLEET_TRACE_DIR LADDER \
+    LADDER_MODEL FLEET_REPLICAS >"$FLEET_DIR/replica.env"
 
 redis_pid=""
 haproxy_pid=""
@@ -83,7 +87,7 @@ stop_all() {
         [ -f "$pid_file" ] && pids+=("$(cat "$pid_file")")
     done
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do stop_pid "$pid" 60; done
+    for pid in "${pids[@]}"; do wait_gone "$pid" 60; done
     [ -n "$haproxy_pid" ] && stop_pid "$haproxy_pid" 10
     [ -n "$redis_pid" ] && stop_pid "$redis_pid" 10
     rm -f "$FLEET_DIR"/replica*.pid

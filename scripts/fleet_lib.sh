@@ -53,15 +53,20 @@ wait_healthy() {
 # Starts replica INDEX of the fleet in DIR with BINARY and MODEL, in the
 # background, its output in DIR/replicaINDEX.log; records its pid.
 # replica.env gives the rest: FLEET_HOST, FLEET_THREADS, KV_REMOTE_ARGS,
-# FLEET_SERVE_ARGS (arrays, as `declare -p` wrote them).
+# FLEET_SERVE_ARGS (arrays, as `declare -p` wrote them) and FLEET_TRACE_DIR
+# (empty: no trace; a restarted replica's trace replaces its predecessor's).
 start_replica() {
     local dir="$1" index="$2" binary="$3" model="$4"
     # shellcheck disable=SC1091
     source "$dir/replica.env"
-    local port
+    local port trace_args=()
     port="$(cat "$dir/replica$index.port")"
+    if [ -n "${FLEET_TRACE_DIR:-}" ]; then
+        trace_args=(--trace "$FLEET_TRACE_DIR/replica$index.trace.json")
+    fi
     "$binary" serve -m "$model" --host "$FLEET_HOST" --port "$port" -t "$FLEET_THREADS" \
-        "${KV_REMOTE_ARGS[@]}" "${FLEET_SERVE_ARGS[@]}" >>"$dir/replica$index.log" 2>&1 &
+        "${KV_REMOTE_ARGS[@]}" "${trace_args[@]}" "${FLEET_SERVE_ARGS[@]}" \
+        >>"$dir/replica$index.log" 2>&1 &
     echo $! >"$dir/replica$index.pid"
 }
 
@@ -70,6 +75,13 @@ start_replica() {
 stop_pid() {
     local pid="$1" timeout="$2"
     kill -TERM "$pid" 2>/dev/null || return 0
+    wait_gone "$pid" "$timeout"
+}
+
+# Waits up to TIMEOUT seconds for a process already sent SIGTERM to go; then
+# SIGKILL.
+wait_gone() {
+    local pid="$1" timeout="$2"
     local deadline=$((SECONDS + timeout))
     while alive "$pid"; do
         if ((SECONDS >= deadline)); then

@@ -37,13 +37,14 @@ socket="$fleet_dir/admin.sock"
 
 # shellcheck disable=SC1091
 source "$fleet_dir/replica.env"
+FLEET_TRACE_DIR="${FLEET_TRACE_DIR:-}"  # absent from a fleet an older fleet.sh started
 LADDER="$(realpath -m "${new_binary:-$LADDER}")"
 LADDER_MODEL="$(realpath -m "${new_model:-$LADDER_MODEL}")"
 [ -x "$LADDER" ] || { fleet_log "$LADDER is not an executable"; exit 1; }
 [ -f "$LADDER_MODEL" ] || { fleet_log "$LADDER_MODEL does not exist"; exit 1; }
 # Later restarts (and the fleet's own records) use the new binary and model.
-declare -p FLEET_HOST FLEET_THREADS KV_REMOTE_ARGS FLEET_SERVE_ARGS LADDER LADDER_MODEL \
-    FLEET_REPLICAS >"$fleet_dir/replica.env"
+declare -p FLEET_HOST FLEET_THREADS KV_REMOTE_ARGS FLEET_SERVE_ARGS FLEET_TRACE_DIR LADDER \
+    LADDER_MODEL FLEET_REPLICAS >"$fleet_dir/replica.env"
 
 # One field of `show stat` (CSV: pxname,svname,qcur,qmax,scur,...) for a server.
 server_stat() {

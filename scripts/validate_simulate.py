@@ -2,21 +2,21 @@
 """`ladder simulate` against the real server (docs/fleet.md, "Validation").
 
 Calibrates a step-cost profile on this machine with the server's own engine
-flags for each fleet size (by default on calibrate's grid, with as many
-engines at once as the fleet has replicas, since this one machine hosts them
-all; with --calibration served, from the trace of one server's run of other
-workloads than the ones checked, through `ladder simulate calibrate
---from-trace`), then for each
-dataset (random, prefix) and load (light, near saturation, overloaded) runs
-`ladder bench` against a fresh `ladder serve` (or, with 2 or more replicas, a
-fresh fleet behind HAProxy: scripts/fleet.sh,
-round robin for the random dataset, prefix affinity for the prefix one) and
-`ladder simulate` of the same fleet on the same workload, and prints
-simulated / measured for request throughput, median TTFT and median TPOT,
-against the 15% floor (with --repeats N, against the median of N measured
-runs of each cell, each run printed). The loads are per replica, as shares of the capacity the
-profile simulates for a replica on that dataset (every request sent at once): a fleet of N
-is offered N times each.
+flags for each fleet size: by default on calibrate's grid, with as many engines
+at once as the fleet has replicas, since this one machine hosts them all; with
+--calibration served, from the traces of the same fleet (one server, or every
+replica behind HAProxy) serving other workloads than the ones checked, through
+`ladder simulate calibrate --from-trace`. Then for each dataset (random,
+prefix) and load (light, near saturation, overloaded) it runs `ladder bench`
+against a fresh `ladder serve` (or, with 2 or more replicas, a fresh fleet
+behind HAProxy: scripts/fleet.sh, round robin for the random dataset, prefix
+affinity for the prefix one) and `ladder simulate` of the same fleet on the
+same workload, and prints simulated / measured for request throughput, median
+TTFT and median TPOT, against the 15% floor. With --repeats N it compares with
+the median of N measured runs of each cell, taken as N sweeps of all the cells
+(each run printed). The loads are per replica, as shares of the capacity the
+profile simulates for a replica on that dataset (every request sent at once):
+a fleet of N is offered N times each.
 
 The engine runs on --threads (default 1) in both: on a 2-core machine the server's HTTP thread,
 its tokenizer and the `ladder bench` client need the other core, or they steal the engine's
@@ -84,18 +84,42 @@ def run_json(command, json_path):
         return json.load(f)
 
 
-def calibrate_served(ladder, profile, work, threads):
-    """Serves CALIBRATION_WORKLOADS with --trace, then fits the trace's steps."""
-    trace = os.path.join(work, "calibration-trace.json")
-    server = start_server("--trace", trace, threads=threads)
-    try:
+def calibrate_served(ladder, profile, work, threads, replicas):
+    """Serves CALIBRATION_WORKLOADS with --trace through one server, or through a fleet of
+    `replicas` (each workload's prompts and rate times `replicas`, round robin, every replica
+    tracing), then fits the traces' steps."""
+    def bench(base_url, api_key=None):
         for i, workload in enumerate(CALIBRATION_WORKLOADS):
-            run_json([ladder, "bench", "--base-url", server.base_url, "--api-key", server.api_key,
-                      *workload, "--seed", "11"], os.path.join(work, f"calibration-{i}.json"))
-    finally:
-        server.stop()
+            scaled = list(workload)
+            for flag, kind in (("--num-prompts", int), ("--request-rate", float)):
+                at = scaled.index(flag) + 1
+                scaled[at] = str(kind(float(scaled[at]) * replicas))
+            run_json([ladder, "bench", "--base-url", base_url,
+                      *(["--api-key", api_key] if api_key else []), *scaled, "--seed", "11"],
+                     os.path.join(work, f"calibration-{replicas}x-{i}.json"))
+
+    if replicas == 1:
+        traces = [os.path.join(work, "calibration-trace.json")]
+        server = start_server("--trace", traces[0], threads=threads)
+        try:
+            bench(server.base_url, server.api_key)
+        finally:
+            server.stop()
+    else:
+        trace_dir = os.path.join(work, f"calibration-traces-{replicas}x")
+        os.makedirs(trace_dir)
+        with tempfile.TemporaryDirectory(dir=work) as directory:
+            fleet = Fleet(directory, replicas=replicas, routing="roundrobin", kv_remote=False,
+                          serve_args=" ".join(ENGINE_FLAGS), threads=threads,
+                          trace_dir=trace_dir)
+            try:
+                bench(fleet.base_url)
+            finally:
+                fleet.stop()
+                fleet.kill()
+        traces = [os.path.join(trace_dir, f"replica{i + 1}.trace.json") for i in range(replicas)]
     subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(threads),
-                    *ENGINE_FLAGS, "--from-trace", trace, "-o", profile], check=True)
+                    *ENGINE_FLAGS, "--from-trace", *traces, "-o", profile], check=True)
 
 
 def measure(ladder, work, threads, replicas, dataset, common, run):
@@ -151,22 +175,26 @@ def main():
     parser.add_argument("--loads", nargs="+",
                         help="offered requests/s a replica instead of --load-shares")
     parser.add_argument("--repeats", type=int, default=1,
-                        help="measure each cell this many times, each on a fresh server, and "
-                             "compare the simulation with the median of the runs")
+                        help="measure every cell this many times (sweeps of all the cells in "
+                             "turn), each on a fresh server, and compare the simulation with the "
+                             "median of a cell's runs")
     parser.add_argument("--replicas", nargs="+", type=int, default=[1, 2],
                         help="fleet sizes (2 or more run behind HAProxy)")
     parser.add_argument("--json", help="write every measured and simulated figure here")
     args = parser.parse_args()
     ladder = ladder_bin()
     work = tempfile.mkdtemp(prefix="ladder-validate-")
-    rows, worst = [], 0.0
+    # Every fleet size's profile and every cell's offered rate first, then the measurements:
+    # with --repeats, sweeps of every cell in turn rather than one cell's runs back to back, so
+    # that a cell's runs fall minutes apart and the machine's slower and faster spells
+    # (docs/fleet.md) reach every cell alike.
+    cells = []
     for replicas in args.replicas:
         served = args.calibration == "served"
-        profile = args.profile or os.path.join(
-            work, "profile-served.json" if served else f"profile-{replicas}.json")
-        if not args.profile and not os.path.exists(profile):
+        profile = args.profile or os.path.join(work, f"profile-{replicas}.json")
+        if not args.profile:
             if served:
-                calibrate_served(ladder, profile, work, args.threads)
+                calibrate_served(ladder, profile, work, args.threads, replicas)
             else:
                 # This machine hosts the whole fleet: its replicas' steps share the memory
                 # bandwidth and caches, so the grid runs on as many engines at once.
@@ -185,24 +213,34 @@ def main():
                 loads = [float(share) * unit for share in args.load_shares]
             for load in loads:
                 rate = f"{load * replicas:.2g}"
-                common = [*fixed, "--request-rate", rate]
-                runs = [measure(ladder, work, args.threads, replicas, dataset, common, run)
-                        for run in range(args.repeats)]
-                simulated = simulate(ladder, profile, work, replicas, dataset, common, "sim")
-                # Each figure's median over the runs (the upper middle of an even count).
-                measured = {k: sorted(m[k] for m in runs)[len(runs) // 2] for k, _ in KEYS}
-                ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}
-                worst = max(worst, *(abs(r - 1) for r in ratios.values()))
-                rows.append({"replicas": replicas, "profile": profile, "dataset": dataset,
-                             "request_rate": rate,
-                             "measured": measured,
-                             "measured_runs": [{k: m[k] for k, _ in KEYS} for m in runs],
-                             "simulated": {k: simulated[k] for k, _ in KEYS}, "ratio": ratios})
-                spread = "" if len(runs) == 1 else " [runs: " + "; ".join(
-                    ", ".join(f"{m[k]:.2f}" for k, _ in KEYS) for m in runs) + "]"
-                print(f"{replicas} x {dataset} @ {rate} req/s: " + ", ".join(
-                    f"{label} {measured[k]:.2f} vs {simulated[k]:.2f} ({ratios[k]:.2f}x)"
-                    for k, label in KEYS) + spread, flush=True)
+                cells.append({"replicas": replicas, "profile": profile, "dataset": dataset,
+                              "request_rate": rate,
+                              "common": [*fixed, "--request-rate", rate], "runs": []})
+    for run in range(args.repeats):
+        for cell in cells:
+            measured = measure(ladder, work, args.threads, cell["replicas"], cell["dataset"],
+                               cell["common"], run)
+            cell["runs"].append(measured)
+            print(f"run {run + 1}: {cell['replicas']} x {cell['dataset']} @ "
+                  f"{cell['request_rate']} req/s: " + ", ".join(
+                      f"{label} {measured[k]:.2f}" for k, label in KEYS), flush=True)
+    rows, worst = [], 0.0
+    for cell in cells:
+        runs = cell["runs"]
+        simulated = simulate(ladder, cell["profile"], work, cell["replicas"], cell["dataset"],
+                             cell["common"], "sim")
+        # Each figure's median over the runs (the upper middle of an even count).
+        measured = {k: sorted(m[k] for m in runs)[len(runs) // 2] for k, _ in KEYS}
+        ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}
+        worst = max(worst, *(abs(r - 1) for r in ratios.values()))
+        rows.append({key: cell[key] for key in ("replicas", "profile", "dataset",
+                                                "request_rate")} | {
+            "measured": measured,
+            "measured_runs": [{k: m[k] for k, _ in KEYS} for m in runs],
+            "simulated": {k: simulated[k] for k, _ in KEYS}, "ratio": ratios})
+        print(f"{cell['replicas']} x {cell['dataset']} @ {cell['request_rate']} req/s: " +
+              ", ".join(f"{label} {measured[k]:.2f} vs {simulated[k]:.2f} ({ratios[k]:.2f}x)"
+                        for k, label in KEYS), flush=True)
     print("\n| replicas | dataset | req/s | " + " | ".join(
         f"{label}: measured / simulated (ratio)" for _, label in KEYS) + " |")
     print("|---|---|---|" + "---|" * len(KEYS))

@@ -55,7 +55,7 @@ class Fleet:
     so http_raw's helpers take a Fleet as they take a Server."""
 
     def __init__(self, directory, replicas=2, timeout=180, serve_args="--kv-cache-mem 256MiB",
-                 routing="prefix", kv_remote=True, threads=1):
+                 routing="prefix", kv_remote=True, threads=1, trace_dir=None):
         self.directory = str(directory)
         self.host = "127.0.0.1"
         self.api_key = None
@@ -68,7 +68,8 @@ class Fleet:
                    FLEET_REPLICA_PORTS=" ".join(map(str, replica_ports)),
                    FLEET_DIR=self.directory, LADDER=ladder_bin(), LADDER_MODEL=DEFAULT_MODEL,
                    FLEET_SERVE_ARGS=serve_args, FLEET_ROUTING=routing,
-                   FLEET_KV_REMOTE="1" if kv_remote else "0")
+                   FLEET_KV_REMOTE="1" if kv_remote else "0",
+                   FLEET_TRACE_DIR=str(trace_dir or ""))
         env.pop("LADDER_API_KEY", None)
         # A session of its own, so a failed test can still stop every process.
         self.process = subprocess.Popen([FLEET_SCRIPT], env=env, stderr=subprocess.PIPE,

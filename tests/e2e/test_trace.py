@@ -11,6 +11,7 @@ import time
 
 import http_raw
 import trace_format
+from fleet import Fleet
 from ladder_server import DEFAULT_MODEL, ladder_bin, start_server
 
 N_LAYERS = 30  # SmolLM2-135M
@@ -175,6 +176,30 @@ def test_sigterm_mid_trace_leaves_valid_json(tmp_path):
     assert finish["finish_reason"] == "abort"
 
 
+def test_repeated_sigterms_still_finish_the_trace(tmp_path):
+    """A stop script may signal twice (fleet.sh's did). Every SIGTERM belongs to one shutdown:
+    the server drains, writes its trace's end and its last log lines, and exits 0. Signals that
+    land while no thread waits for them used to go to the trace's writer thread, started before
+    serve blocks them, and end the process with the trace cut short."""
+    trace = tmp_path / "serve.json"
+    server = start_server("--trace", str(trace), stderr=subprocess.PIPE)
+    try:
+        status, _, body = http_raw.request_json(server, "POST", "/v1/completions", {
+            "prompt": "Tell me about rivers.", "max_tokens": 8})
+        assert status == 200, body
+        for _ in range(40):
+            server.process.send_signal(signal.SIGTERM)
+            time.sleep(0.002)
+        assert server.process.wait(60) == 0
+        log = server.process.stderr.read()
+    finally:
+        server.stop(signal.SIGKILL)
+    assert "ladder serve: stopped" in log, log
+    events = trace_format.load(trace)
+    trace_format.validate(events)
+    assert any(e.get("name") == "step" for e in events)
+
+
 def test_profile_routes_need_the_key_and_write_into_the_trace_dir(tmp_path):
     server = start_server("--trace-dir", str(tmp_path))
     try:
@@ -291,3 +316,44 @@ def test_simulate_calibrates_from_a_trace_of_served_steps(tmp_path):
         capture_output=True, text=True, timeout=120)
     assert result.returncode != 0 and "not valid JSON" in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_a_fleets_replicas_each_trace_and_calibrate_pools_them(tmp_path):
+    """FLEET_TRACE_DIR: each replica behind HAProxy writes its own trace when the fleet stops,
+    and `ladder simulate calibrate --from-trace` given both fits every step of both."""
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    # Prompts in chunks of 32 tokens: steps of one row count at many contexts, which tell the
+    # context's price from the rows'.
+    engine_flags = ["--kv-cache-mem", "256MiB", "--max-num-batched-tokens", "32",
+                    "--max-num-seqs", "8"]
+    fleet = Fleet(tmp_path / "fleet", routing="roundrobin", kv_remote=False, trace_dir=traces,
+                  serve_args=" ".join(engine_flags))
+    answered = collections.Counter()
+    try:
+        # Prompts of many lengths, so that each replica's steps have several row counts.
+        for i in range(6):
+            status, headers, body = http_raw.request(fleet, "POST", "/v1/completions", {
+                "prompt": f"Question {i}: " + "Rivers and lakes. " * (2 + 12 * i),
+                "max_tokens": 4, "ignore_eos": True})
+            assert status == 200, body
+            answered[headers["x-ladder-replica"]] += 1
+    finally:
+        assert fleet.stop() == 0, fleet.log
+        fleet.kill()
+    assert answered == {"replica1": 3, "replica2": 3}, answered
+    files = [traces / "replica1.trace.json", traces / "replica2.trace.json"]
+    n_steps = 0
+    for path in files:
+        steps = [e for e in trace_format.load(path) if e.get("name") == "step" and e["ph"] == "X"]
+        # Each of a replica's three requests: its prompt's chunks, then three decodes.
+        assert sum(e["args"]["logit_rows"] for e in steps) == 3 * 4, path
+        n_steps += len(steps)
+    result = subprocess.run(
+        [ladder_bin(), "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", "1", *engine_flags,
+         "--from-trace", *map(str, files),
+         "-o", str(tmp_path / "profile.json")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert f"{n_steps} steps fitted" in result.stdout, result.stdout
+    source = json.loads((tmp_path / "profile.json").read_text())["source"]
+    assert "replica1.trace.json" in source and "replica2.trace.json" in source, source

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <cstdio>
 #include <fstream>
 #include "ladder/cli/commands.h"
@@ -114,7 +115,9 @@ struct CalibrateFlags {
     std::string output_path;
     int32_t n_passes = 3;
     int32_t n_engines = 1;   // engines running the grid at once (replicas sharing the host)
-    std::string trace_path;  // fit a served run's steps instead of running the grid
+    // Fit served runs' steps instead of running the grid: one trace per replica
+    // of a fleet, or one server's.
+    std::vector<std::string> trace_paths;
 };
 
 void run_calibrate_command(const CalibrateFlags& flags) {
@@ -122,14 +125,17 @@ void run_calibrate_command(const CalibrateFlags& flags) {
     const std::string model_path = resolve_model_path(flags.engine.model_path);
     engine::ModelBundle bundle = load_engine_bundle(flags.engine, model_path);
     const engine::EngineConfig config = engine_config(flags.engine, bundle);
-    if (!flags.trace_path.empty()) {
+    if (!flags.trace_paths.empty()) {
         // Only the KV plan is needed: no engine runs, so no cache is allocated.
         const std::string source =
-            fmt::format("measured: the served steps of trace {} ({} engine threads, {})",
-                        flags.trace_path, flags.engine.n_threads, model_path);
-        const tools::Calibration calibration =
-            tools::calibrate_from_trace(tools::read_trace_summary(flags.trace_path),
-                                        engine::plan_kv_cache(config, *bundle.model), source);
+            fmt::format("measured: the served steps of trace{} {} ({} engine threads, {})",
+                        flags.trace_paths.size() > 1 ? "s" : "", fmt::join(flags.trace_paths, ", "),
+                        flags.engine.n_threads, model_path);
+        std::vector<tools::TraceSummary> traces;
+        for (const std::string& path : flags.trace_paths)
+            traces.push_back(tools::read_trace_summary(path));
+        const tools::Calibration calibration = tools::calibrate_from_traces(
+            traces, engine::plan_kv_cache(config, *bundle.model), source);
         tools::write_json_file(flags.output_path, tools::profile_json(calibration.profile));
         std::printf("%s\n%lld steps fitted\n", tools::format_profile(calibration.profile).c_str(),
                     static_cast<long long>(calibration.n_steps));
@@ -335,9 +341,9 @@ void add_simulate_command(CLI::App& app) {
             ->check(CLI::Range(1, 64))
             ->capture_default_str();
     calibrate
-        ->add_option("--from-trace", calibrate_flags->trace_path,
-                     "fit the steps of a `ladder serve --trace` file (served with these engine "
-                     "flags) instead of running the grid")
+        ->add_option("--from-trace", calibrate_flags->trace_paths,
+                     "fit the steps of `ladder serve --trace` files (served with these engine "
+                     "flags; one per replica of a fleet) instead of running the grid")
         ->excludes(passes)
         ->excludes(engines);
     calibrate->add_option("-o,--output", calibrate_flags->output_path, "the profile JSON to write")

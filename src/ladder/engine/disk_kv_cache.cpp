@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ladder/util/error.h"
+#include "ladder/util/quiet_thread.h"
 
 namespace ladder::engine {
 
@@ -54,7 +55,7 @@ DiskKvCache::DiskKvCache(const fs::path& dir, int64_t max_bytes, uint64_t model_
       max_bytes_(max_bytes) {
     if (max_bytes_ <= 0) util::fail("--kv-disk-cache-size must be positive");
     index_directory();
-    writer_ = std::thread([this] { writer_loop(); });
+    writer_ = util::start_quiet_thread([this] { writer_loop(); });
 }
 
 DiskKvCache::~DiskKvCache() {

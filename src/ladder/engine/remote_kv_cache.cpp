@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "ladder/util/quiet_thread.h"
+
 namespace ladder::engine {
 
 namespace {
@@ -69,9 +71,9 @@ RemoteKvCache::RemoteKvCache(const RedisAddress& address, uint64_t model_key,
         startup_secret_ = shared_secret_;
     }
     // The reader keeps this connection: the first lookup does not pay for one.
-    reader_ = std::thread(
+    reader_ = util::start_quiet_thread(
         [this, first = std::move(context)]() mutable { reader_loop(std::move(first)); });
-    writer_ = std::thread([this] { writer_loop(); });
+    writer_ = util::start_quiet_thread([this] { writer_loop(); });
 }
 
 RemoteKvCache::~RemoteKvCache() {

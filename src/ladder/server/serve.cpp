@@ -25,9 +25,13 @@ public:
         sigemptyset(&signals_);
         sigaddset(&signals_, SIGINT);
         sigaddset(&signals_, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+        pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
     }
-    ~ShutdownSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+    // The mask stays: a shutdown, once begun, finishes. A stop script may
+    // signal again and again (fleet.sh did); unblocked, such a signal would
+    // end the process before its last writes (the trace's end, written after
+    // serve() returns). SIGKILL still ends it at once.
+    ~ShutdownSignals() = default;
     ShutdownSignals(const ShutdownSignals&) = delete;
     ShutdownSignals& operator=(const ShutdownSignals&) = delete;
 
@@ -42,7 +46,6 @@ public:
 
 private:
     sigset_t signals_;
-    sigset_t previous_;
 };
 
 // Waits until done() or the deadline; a second signal cuts the wait short.

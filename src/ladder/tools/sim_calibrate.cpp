@@ -223,15 +223,17 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
     return calibrate(cores, replica, grid, source, n_passes);
 }
 
-Calibration calibrate_from_trace(const TraceSummary& trace, const engine::KvCachePlan& plan,
-                                 const std::string& source) {
+Calibration calibrate_from_traces(std::span<const TraceSummary> traces,
+                                  const engine::KvCachePlan& plan, const std::string& source) {
     Calibration calibration;
     calibration.profile = profile_of_plan(plan, source);
     std::vector<ObservedStep> observed;
-    for (const TracedStep& step : trace.steps) {
-        if (!step.has_shape) continue;
-        ++calibration.n_steps;
-        observed.push_back({step.work, step.dur_us * 1e-6});
+    for (const TraceSummary& trace : traces) {
+        for (const TracedStep& step : trace.steps) {
+            if (!step.has_shape) continue;
+            ++calibration.n_steps;
+            observed.push_back({step.work, step.dur_us * 1e-6});
+        }
     }
     if (calibration.n_steps == 0) {
         util::fail(

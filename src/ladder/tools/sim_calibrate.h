@@ -79,12 +79,13 @@ Calibration calibrate(std::span<engine::EngineCore* const> cores, const ReplicaO
                       const std::vector<CalibrationShape>& grid, const std::string& source,
                       int32_t n_passes = 3);
 
-// The same fit on the steps of a served run's trace (`ladder serve --trace`):
-// each step's duration against the shape its args give. So the profile has
-// the costs the engine had while it served, with the server's own threads
-// and its clients beside it on the machine. `plan` is the KV plan of the
-// server's engine flags. Throws util::InputError when no step carries a shape.
-Calibration calibrate_from_trace(const TraceSummary& trace, const engine::KvCachePlan& plan,
-                                 const std::string& source);
+// The same fit on the steps of served runs' traces (`ladder serve --trace`;
+// a fleet's replicas each write one): each step's duration against the shape
+// its args give. So the profile has the costs the engines had while they
+// served, with the servers' own threads, their router and their clients
+// beside them on the machine. `plan` is the KV plan of the servers' engine
+// flags. Throws util::InputError when no step carries a shape.
+Calibration calibrate_from_traces(std::span<const TraceSummary> traces,
+                                  const engine::KvCachePlan& plan, const std::string& source);
 
 }  // namespace ladder::tools

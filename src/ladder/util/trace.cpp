@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ladder/util/error.h"
+#include "ladder/util/quiet_thread.h"
 #include "ladder/util/trace_json.h"
 
 namespace ladder::util::trace {
@@ -114,7 +115,7 @@ void Recorder::start(const std::string& path) {
     json_ = std::make_unique<TraceJson>(file, now_ns(), static_cast<int>(::getpid()));
     session_.fetch_add(1, std::memory_order_relaxed);
     writer_stopping_ = false;
-    writer_ = std::thread([this] { writer_loop(); });
+    writer_ = start_quiet_thread([this] { writer_loop(); });
     detail::g_enabled.store(true, std::memory_order_release);
 }
 

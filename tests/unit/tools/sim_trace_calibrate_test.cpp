@@ -1,5 +1,8 @@
-// `ladder simulate calibrate --from-trace`: a served run's steps, fitted.
+// `ladder simulate calibrate --from-trace`: served runs' steps, fitted.
 #include <gtest/gtest.h>
+
+#include <span>
+#include <vector>
 
 #include "ladder/tools/sim_calibrate.h"
 #include "ladder/util/error.h"
@@ -34,9 +37,12 @@ TraceSummary trace_of_known_costs() {
     return trace;
 }
 
+Calibration calibrate_one(const TraceSummary& trace) {
+    return calibrate_from_traces(std::span(&trace, 1), small_plan(), "a trace");
+}
+
 TEST(CalibrateFromTrace, RecoversTheCostsOfTheServedSteps) {
-    const Calibration calibration =
-        calibrate_from_trace(trace_of_known_costs(), small_plan(), "a trace");
+    const Calibration calibration = calibrate_one(trace_of_known_costs());
     const StepProfile& profile = calibration.profile;
     EXPECT_EQ(calibration.n_steps, 30);
     // A point of the rows curve at each row count the trace has.
@@ -60,7 +66,7 @@ TEST(CalibrateFromTrace, StepsWithoutAShapeAreLeftOut) {
     // An older trace's step: tokens but no logit rows or context, and a duration
     // that would pull the fit if it were counted.
     trace.steps.push_back({1e6, {16, 0.0, 0.0, 0.0, 0}, false});
-    const Calibration calibration = calibrate_from_trace(trace, small_plan(), "a trace");
+    const Calibration calibration = calibrate_one(trace);
     EXPECT_EQ(calibration.n_steps, 30);
     EXPECT_NEAR(calibration.profile.rows_seconds(16), 0.003 + 0.005 * 16, 1e-9);
 }
@@ -68,7 +74,26 @@ TEST(CalibrateFromTrace, StepsWithoutAShapeAreLeftOut) {
 TEST(CalibrateFromTrace, ATraceWithoutShapesIsAnError) {
     TraceSummary trace;
     trace.steps.push_back({1000.0, {16, 0.0, 0.0, 0.0, 0}, false});
-    EXPECT_THROW(calibrate_from_trace(trace, small_plan(), "a trace"), util::InputError);
+    EXPECT_THROW(calibrate_one(trace), util::InputError);
+    // Nor does a second trace without shapes make a fleet's calibration possible.
+    const std::vector<TraceSummary> fleet(2, trace);
+    EXPECT_THROW(calibrate_from_traces(fleet, small_plan(), "two traces"), util::InputError);
+}
+
+// A fleet's replicas each write a trace: the fit pools their steps, so
+// two halves of one run's steps give the profile the whole run gives.
+TEST(CalibrateFromTrace, AFleetsTracesArePooled) {
+    const TraceSummary whole = trace_of_known_costs();
+    std::vector<TraceSummary> replicas(2);
+    for (size_t i = 0; i < whole.steps.size(); ++i) replicas[i % 2].steps.push_back(whole.steps[i]);
+    const Calibration pooled = calibrate_from_traces(replicas, small_plan(), "two traces");
+    const Calibration single = calibrate_one(whole);
+    EXPECT_EQ(pooled.n_steps, 30);
+    ASSERT_EQ(pooled.profile.row_costs.size(), single.profile.row_costs.size());
+    for (size_t i = 0; i < pooled.profile.row_costs.size(); ++i)
+        EXPECT_NEAR(pooled.profile.row_costs[i].seconds, single.profile.row_costs[i].seconds, 1e-9);
+    EXPECT_NEAR(pooled.profile.per_context_s, single.profile.per_context_s, 1e-12);
+    EXPECT_NEAR(pooled.profile.per_logit_row_s, single.profile.per_logit_row_s, 1e-9);
 }
 
 }  // namespace
