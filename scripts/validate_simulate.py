@@ -6,7 +6,8 @@ flags for each fleet size: by default on calibrate's grid, with as many engines
 at once as the fleet has replicas, since this one machine hosts them all; with
 --calibration served, from the traces of the same fleet (one server, or every
 replica behind HAProxy) serving other workloads than the ones checked, through
-`ladder simulate calibrate --from-trace`. Then for each dataset (random,
+`ladder simulate calibrate --from-trace` (with --repeats, served again before
+each sweep and fitted on every sweep's traces). Then for each dataset (random,
 prefix) and load (light, near saturation, overloaded) it runs `ladder bench`
 against a fresh `ladder serve` (or, with 2 or more replicas, a fresh fleet
 behind HAProxy: scripts/fleet.sh, round robin for the random dataset, prefix
@@ -61,7 +62,7 @@ ROUTING = {
 KEYS = [("request_throughput", "req/s"), ("median_ttft_ms", "median TTFT (ms)"),
         ("median_tpot_ms", "median TPOT (ms)")]
 FLOOR = 0.15
-# What the served calibration runs through one traced server: other shapes than
+# What the served calibration runs through the traced server or fleet: other shapes than
 # WORKLOADS' (longer prompts and outputs, a 2,000-token shared block), at an
 # overloading, a light and a moderate rate, so that its steps range from one
 # decode to full batches and long contexts.
@@ -84,10 +85,10 @@ def run_json(command, json_path):
         return json.load(f)
 
 
-def calibrate_served(ladder, profile, work, threads, replicas):
+def serve_traced(ladder, work, threads, replicas, run):
     """Serves CALIBRATION_WORKLOADS with --trace through one server, or through a fleet of
     `replicas` (each workload's prompts and rate times `replicas`, round robin, every replica
-    tracing), then fits the traces' steps."""
+    tracing); returns the traces."""
     def bench(base_url, api_key=None):
         for i, workload in enumerate(CALIBRATION_WORKLOADS):
             scaled = list(workload)
@@ -96,17 +97,17 @@ def calibrate_served(ladder, profile, work, threads, replicas):
                 scaled[at] = str(kind(float(scaled[at]) * replicas))
             run_json([ladder, "bench", "--base-url", base_url,
                       *(["--api-key", api_key] if api_key else []), *scaled, "--seed", "11"],
-                     os.path.join(work, f"calibration-{replicas}x-{i}.json"))
+                     os.path.join(work, f"calibration-{replicas}x-{run}-{i}.json"))
 
     if replicas == 1:
-        traces = [os.path.join(work, "calibration-trace.json")]
+        traces = [os.path.join(work, f"calibration-trace-{run}.json")]
         server = start_server("--trace", traces[0], threads=threads)
         try:
             bench(server.base_url, server.api_key)
         finally:
             server.stop()
     else:
-        trace_dir = os.path.join(work, f"calibration-traces-{replicas}x")
+        trace_dir = os.path.join(work, f"calibration-traces-{replicas}x-{run}")
         os.makedirs(trace_dir)
         with tempfile.TemporaryDirectory(dir=work) as directory:
             fleet = Fleet(directory, replicas=replicas, routing="roundrobin", kv_remote=False,
@@ -118,6 +119,10 @@ def calibrate_served(ladder, profile, work, threads, replicas):
                 fleet.stop()
                 fleet.kill()
         traces = [os.path.join(trace_dir, f"replica{i + 1}.trace.json") for i in range(replicas)]
+    return traces
+
+
+def fit_traces(ladder, profile, threads, traces):
     subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(threads),
                     *ENGINE_FLAGS, "--from-trace", *traces, "-o", profile], check=True)
 
@@ -160,12 +165,34 @@ def capacity(ladder, profile, work, replicas, dataset, common):
     return result["request_throughput"] / replicas
 
 
+def plan_cells(ladder, profiles, work, args):
+    """The cells to measure: each fleet size, dataset and load, with the offered rate."""
+    cells = []
+    for replicas, profile in profiles.items():
+        for dataset, workload in WORKLOADS.items():
+            fixed = [*workload, "--num-prompts", str(args.num_prompts * replicas), "--seed",
+                     str(args.seed)]
+            if args.loads:
+                loads = [float(load) for load in args.loads]
+            else:
+                unit = capacity(ladder, profile, work, replicas, dataset, fixed)
+                print(f"{replicas} x {dataset}: a replica's simulated capacity {unit:.2f} req/s",
+                      flush=True)
+                loads = [float(share) * unit for share in args.load_shares]
+            for load in loads:
+                rate = f"{load * replicas:.2g}"
+                cells.append({"replicas": replicas, "dataset": dataset, "request_rate": rate,
+                              "common": [*fixed, "--request-rate", rate], "runs": []})
+    return cells
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", help="a profile to reuse for every fleet size instead of "
                                           "calibrating")
     parser.add_argument("--calibration", choices=["grid", "served"], default="grid",
-                        help="fit the engine alone on a grid (default) or a served run's trace")
+                        help="fit the engine alone on a grid (default) or the traces of the "
+                             "fleet serving other workloads")
     parser.add_argument("--num-prompts", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="the engine's threads")
@@ -187,36 +214,27 @@ def main():
     # Every fleet size's profile and every cell's offered rate first, then the measurements:
     # with --repeats, sweeps of every cell in turn rather than one cell's runs back to back, so
     # that a cell's runs fall minutes apart and the machine's slower and faster spells
-    # (docs/fleet.md) reach every cell alike.
+    # (docs/fleet.md) reach every cell alike. A served calibration is repeated at the start of
+    # each sweep and the profile fitted on every sweep's traces, so that the profile samples
+    # the same spells as the measurements.
+    served = args.calibration == "served" and not args.profile
+    profiles = {replicas: args.profile or os.path.join(work, f"profile-{replicas}.json")
+                for replicas in args.replicas}
+    traces = {replicas: [] for replicas in args.replicas}
     cells = []
-    for replicas in args.replicas:
-        served = args.calibration == "served"
-        profile = args.profile or os.path.join(work, f"profile-{replicas}.json")
-        if not args.profile:
+    for run in range(args.repeats):
+        for replicas in args.replicas:
             if served:
-                calibrate_served(ladder, profile, work, args.threads, replicas)
-            else:
+                traces[replicas] += serve_traced(ladder, work, args.threads, replicas, run)
+                fit_traces(ladder, profiles[replicas], args.threads, traces[replicas])
+            elif not args.profile and run == 0:
                 # This machine hosts the whole fleet: its replicas' steps share the memory
                 # bandwidth and caches, so the grid runs on as many engines at once.
                 subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t",
                                 str(args.threads), "--engines", str(replicas), *ENGINE_FLAGS,
-                                "-o", profile], check=True)
-        for dataset, workload in WORKLOADS.items():
-            fixed = [*workload, "--num-prompts", str(args.num_prompts * replicas), "--seed",
-                     str(args.seed)]
-            if args.loads:
-                loads = [float(load) for load in args.loads]
-            else:
-                unit = capacity(ladder, profile, work, replicas, dataset, fixed)
-                print(f"{replicas} x {dataset}: a replica's simulated capacity {unit:.2f} req/s",
-                      flush=True)
-                loads = [float(share) * unit for share in args.load_shares]
-            for load in loads:
-                rate = f"{load * replicas:.2g}"
-                cells.append({"replicas": replicas, "profile": profile, "dataset": dataset,
-                              "request_rate": rate,
-                              "common": [*fixed, "--request-rate", rate], "runs": []})
-    for run in range(args.repeats):
+                                "-o", profiles[replicas]], check=True)
+        if run == 0:
+            cells = plan_cells(ladder, profiles, work, args)
         for cell in cells:
             measured = measure(ladder, work, args.threads, cell["replicas"], cell["dataset"],
                                cell["common"], run)
@@ -227,14 +245,14 @@ def main():
     rows, worst = [], 0.0
     for cell in cells:
         runs = cell["runs"]
-        simulated = simulate(ladder, cell["profile"], work, cell["replicas"], cell["dataset"],
-                             cell["common"], "sim")
+        simulated = simulate(ladder, profiles[cell["replicas"]], work, cell["replicas"],
+                             cell["dataset"], cell["common"], "sim")
         # Each figure's median over the runs (the upper middle of an even count).
         measured = {k: sorted(m[k] for m in runs)[len(runs) // 2] for k, _ in KEYS}
         ratios = {key: simulated[key] / measured[key] for key, _ in KEYS}
         worst = max(worst, *(abs(r - 1) for r in ratios.values()))
-        rows.append({key: cell[key] for key in ("replicas", "profile", "dataset",
-                                                "request_rate")} | {
+        rows.append({key: cell[key] for key in ("replicas", "dataset", "request_rate")} | {
+            "profile": profiles[cell["replicas"]],
             "measured": measured,
             "measured_runs": [{k: m[k] for k, _ in KEYS} for m in runs],
             "simulated": {k: simulated[k] for k, _ in KEYS}, "ratio": ratios})
