@@ -30,6 +30,7 @@ Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json]
 """
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -85,41 +86,45 @@ def run_json(command, json_path):
         return json.load(f)
 
 
+@contextlib.contextmanager
+def serving(work, threads, replicas, routing, trace_dir=None):
+    """A fresh `ladder serve` (one replica) or fleet behind HAProxy routing by `routing` (more),
+    stopped on leaving: no cache or queue carried over. Yields its base URL and the flags
+    `ladder bench` needs for it. With trace_dir, every replica writes its trace there as
+    replicaN.trace.json, the name fleet.sh gives it."""
+    if replicas == 1:
+        trace = ["--trace", os.path.join(trace_dir, "replica1.trace.json")] if trace_dir else []
+        server = start_server(*trace, threads=threads)
+        try:
+            yield server.base_url, ["--api-key", server.api_key]
+        finally:
+            server.stop()
+        return
+    with tempfile.TemporaryDirectory(dir=work) as directory:
+        fleet = Fleet(directory, replicas=replicas, routing=routing, kv_remote=False,
+                      serve_args=" ".join(ENGINE_FLAGS), threads=threads, trace_dir=trace_dir)
+        try:
+            yield fleet.base_url, []
+        finally:
+            fleet.stop()
+            fleet.kill()
+
+
 def serve_traced(ladder, work, threads, replicas, run):
     """Serves CALIBRATION_WORKLOADS with --trace through one server, or through a fleet of
     `replicas` (each workload's prompts and rate times `replicas`, round robin, every replica
     tracing); returns the traces."""
-    def bench(base_url, api_key=None):
+    trace_dir = os.path.join(work, f"calibration-traces-{replicas}x-{run}")
+    os.makedirs(trace_dir)
+    with serving(work, threads, replicas, "roundrobin", trace_dir) as (base_url, auth):
         for i, workload in enumerate(CALIBRATION_WORKLOADS):
             scaled = list(workload)
             for flag, kind in (("--num-prompts", int), ("--request-rate", float)):
                 at = scaled.index(flag) + 1
                 scaled[at] = str(kind(float(scaled[at]) * replicas))
-            run_json([ladder, "bench", "--base-url", base_url,
-                      *(["--api-key", api_key] if api_key else []), *scaled, "--seed", "11"],
+            run_json([ladder, "bench", "--base-url", base_url, *auth, *scaled, "--seed", "11"],
                      os.path.join(work, f"calibration-{replicas}x-{run}-{i}.json"))
-
-    if replicas == 1:
-        traces = [os.path.join(work, f"calibration-trace-{run}.json")]
-        server = start_server("--trace", traces[0], threads=threads)
-        try:
-            bench(server.base_url, server.api_key)
-        finally:
-            server.stop()
-    else:
-        trace_dir = os.path.join(work, f"calibration-traces-{replicas}x-{run}")
-        os.makedirs(trace_dir)
-        with tempfile.TemporaryDirectory(dir=work) as directory:
-            fleet = Fleet(directory, replicas=replicas, routing="roundrobin", kv_remote=False,
-                          serve_args=" ".join(ENGINE_FLAGS), threads=threads,
-                          trace_dir=trace_dir)
-            try:
-                bench(fleet.base_url)
-            finally:
-                fleet.stop()
-                fleet.kill()
-        traces = [os.path.join(trace_dir, f"replica{i + 1}.trace.json") for i in range(replicas)]
-    return traces
+    return [os.path.join(trace_dir, f"replica{i + 1}.trace.json") for i in range(replicas)]
 
 
 def fit_traces(ladder, profile, threads, traces):
@@ -128,24 +133,11 @@ def fit_traces(ladder, profile, threads, traces):
 
 
 def measure(ladder, work, threads, replicas, dataset, common, run):
-    """bench against a fresh server or fleet (no cache or queue carried over)."""
+    """bench against a fresh server or fleet."""
     name = f"bench-{replicas}x-{dataset}-{common[-1]}-{run}.json"
-    if replicas == 1:
-        server = start_server(threads=threads)
-        try:
-            return run_json([ladder, "bench", "--base-url", server.base_url,
-                             "--api-key", server.api_key, *common], os.path.join(work, name))
-        finally:
-            server.stop()
-    with tempfile.TemporaryDirectory(dir=work) as directory:
-        fleet = Fleet(directory, replicas=replicas, routing=ROUTING[dataset][0], kv_remote=False,
-                      serve_args=" ".join(ENGINE_FLAGS), threads=threads)
-        try:
-            return run_json([ladder, "bench", "--base-url", fleet.base_url, *common],
-                            os.path.join(work, name))
-        finally:
-            fleet.stop()
-            fleet.kill()
+    with serving(work, threads, replicas, ROUTING[dataset][0]) as (base_url, auth):
+        return run_json([ladder, "bench", "--base-url", base_url, *auth, *common],
+                        os.path.join(work, name))
 
 
 def simulate(ladder, profile, work, replicas, dataset, common, name):

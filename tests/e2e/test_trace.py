@@ -338,8 +338,8 @@ def test_a_fleets_replicas_each_trace_and_calibrate_pools_them(tmp_path):
                 "max_tokens": 4, "ignore_eos": True})
             assert status == 200, body
             answered[headers["x-ladder-replica"]] += 1
-    finally:
         assert fleet.stop() == 0, fleet.log
+    finally:
         fleet.kill()
     assert answered == {"replica1": 3, "replica2": 3}, answered
     files = [traces / "replica1.trace.json", traces / "replica2.trace.json"]
