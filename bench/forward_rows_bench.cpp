@@ -4,8 +4,11 @@
 // The row counts run round-robin, repeatedly, so a noisy neighbour slows them
 // all alike; the minimum and the median of each are printed.
 //   forward_rows_bench MODEL.gguf [threads=2] [context=512] [max_rows=8] [rounds=30]
-//                      [attention=exact|fast]
-// (fast runs on the KV cache type `--kv-cache-dtype auto` gives it.)
+//                      [attention=exact|fast] [logits=every|last]
+// (fast runs on the KV cache type `--kv-cache-dtype auto` gives it.) With
+// `last`, only the last row has logits, as a prompt chunk's: the two runs'
+// difference at T rows is what T - 1 rows of the output matrix cost, the
+// per-logit-row price of a `ladder simulate` profile.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -50,7 +53,7 @@ int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr,
                      "usage: %s MODEL.gguf [threads] [context] [max_rows] [rounds] "
-                     "[exact|fast]\n",
+                     "[exact|fast] [every|last]\n",
                      argv[0]);
         return 2;
     }
@@ -60,6 +63,11 @@ int main(int argc, char** argv) {
         const int32_t max_rows = argc > 4 ? std::atoi(argv[4]) : 8;
         const int rounds = argc > 5 ? std::atoi(argv[5]) : 30;
         const std::string attention = argc > 6 ? argv[6] : "exact";
+        const std::string logit_rows = argc > 7 ? argv[7] : "every";
+        if (logit_rows != "every" && logit_rows != "last") {
+            throw std::runtime_error("logits must be every or last, not " + logit_rows);
+        }
+        const bool every_logit = logit_rows == "every";
         if (attention != "exact" && attention != "fast") {
             throw std::runtime_error("attention must be exact or fast, not " + attention);
         }
@@ -89,7 +97,7 @@ int main(int argc, char** argv) {
         for (int round = 0; round < rounds; ++round) {
             for (int32_t n = 1; n <= max_rows; ++n) {
                 // Every step rewrites the same positions after the context.
-                const model::Batch step = batch_of(context, n, kBlockSize, blocks, true);
+                const model::Batch step = batch_of(context, n, kBlockSize, blocks, every_logit);
                 const double start = util::now_seconds();
                 model.forward(step, kv, pool, logits);
                 seconds[static_cast<size_t>(n - 1)].push_back(util::now_seconds() - start);

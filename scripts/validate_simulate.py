@@ -6,8 +6,9 @@ flags for each fleet size: by default on calibrate's grid, with as many engines
 at once as the fleet has replicas, since this one machine hosts them all; with
 --calibration served, from the traces of the same fleet (one server, or every
 replica behind HAProxy) serving other workloads than the ones checked, through
-`ladder simulate calibrate --from-trace` (with --repeats, served again before
-each sweep and fitted on every sweep's traces). Then for each dataset (random,
+`ladder simulate calibrate --from-trace` with the grid's logit-row price held
+(with --repeats, served again before each sweep and fitted on every sweep's
+traces). Then for each dataset (random,
 prefix) and load (light, near saturation, overloaded) it runs `ladder bench`
 against a fresh `ladder serve` (or, with 2 or more replicas, a fresh fleet
 behind HAProxy: scripts/fleet.sh, round robin for the random dataset, prefix
@@ -26,7 +27,7 @@ threads mid-step and the server is measured slower than its engine.
 Usage: .venv/bin/python scripts/validate_simulate.py [--profile P.json]
            [--calibration grid|served] [--threads N] [--replicas N ...]
            [--load-shares S ...| --loads R ...] [--repeats N]
-           [--json OUT]
+           [--trace-runs] [--json OUT]
 """
 
 import argparse
@@ -127,15 +128,31 @@ def serve_traced(ladder, work, threads, replicas, run):
     return [os.path.join(trace_dir, f"replica{i + 1}.trace.json") for i in range(replicas)]
 
 
-def fit_traces(ladder, profile, threads, traces):
+def calibrate_grid(ladder, profile, threads, replicas):
+    """calibrate's grid on as many engines at once as the fleet has replicas: this machine
+    hosts the whole fleet, so its replicas' steps share the memory bandwidth and caches."""
     subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(threads),
-                    *ENGINE_FLAGS, "--from-trace", *traces, "-o", profile], check=True)
+                    "--engines", str(replicas), *ENGINE_FLAGS, "-o", profile], check=True)
 
 
-def measure(ladder, work, threads, replicas, dataset, common, run):
-    """bench against a fresh server or fleet."""
+def fit_traces(ladder, profile, threads, traces, grid_profile):
+    """The served steps' fit, with the logit-row price of the grid: a served decode batch has
+    a logit row per row, so the traces tell that price from the rows curve poorly (docs/fleet.md),
+    where the grid's prompt steps of one sequence and of sixteen set it apart."""
+    subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", str(threads),
+                    *ENGINE_FLAGS, "--from-trace", *traces, "--logit-row-price-of", grid_profile,
+                    "-o", profile], check=True)
+
+
+def measure(ladder, work, threads, replicas, dataset, common, run, traced):
+    """bench against a fresh server or fleet; with `traced`, its replicas' traces are kept in
+    a folder named as the run's JSON."""
     name = f"bench-{replicas}x-{dataset}-{common[-1]}-{run}.json"
-    with serving(work, threads, replicas, ROUTING[dataset][0]) as (base_url, auth):
+    trace_dir = None
+    if traced:
+        trace_dir = os.path.join(work, name.removesuffix(".json") + "-traces")
+        os.makedirs(trace_dir)
+    with serving(work, threads, replicas, ROUTING[dataset][0], trace_dir) as (base_url, auth):
         return run_json([ladder, "bench", "--base-url", base_url, *auth, *common],
                         os.path.join(work, name))
 
@@ -199,10 +216,14 @@ def main():
                              "median of a cell's runs")
     parser.add_argument("--replicas", nargs="+", type=int, default=[1, 2],
                         help="fleet sizes (2 or more run behind HAProxy)")
+    parser.add_argument("--trace-runs", action="store_true",
+                        help="trace every measured server (ladder serve --trace), to check the "
+                             "profile's price of each step the runs took")
     parser.add_argument("--json", help="write every measured and simulated figure here")
     args = parser.parse_args()
     ladder = ladder_bin()
     work = tempfile.mkdtemp(prefix="ladder-validate-")
+    print(f"profiles, runs and traces in {work}", flush=True)
     # Every fleet size's profile and every cell's offered rate first, then the measurements:
     # with --repeats, sweeps of every cell in turn rather than one cell's runs back to back, so
     # that a cell's runs fall minutes apart and the machine's slower and faster spells
@@ -216,20 +237,17 @@ def main():
     cells = []
     for run in range(args.repeats):
         for replicas in args.replicas:
+            grid = os.path.join(work, f"grid-{replicas}.json") if served else profiles[replicas]
+            if not args.profile and run == 0:
+                calibrate_grid(ladder, grid, args.threads, replicas)
             if served:
                 traces[replicas] += serve_traced(ladder, work, args.threads, replicas, run)
-                fit_traces(ladder, profiles[replicas], args.threads, traces[replicas])
-            elif not args.profile and run == 0:
-                # This machine hosts the whole fleet: its replicas' steps share the memory
-                # bandwidth and caches, so the grid runs on as many engines at once.
-                subprocess.run([ladder, "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t",
-                                str(args.threads), "--engines", str(replicas), *ENGINE_FLAGS,
-                                "-o", profiles[replicas]], check=True)
+                fit_traces(ladder, profiles[replicas], args.threads, traces[replicas], grid)
         if run == 0:
             cells = plan_cells(ladder, profiles, work, args)
         for cell in cells:
             measured = measure(ladder, work, args.threads, cell["replicas"], cell["dataset"],
-                               cell["common"], run)
+                               cell["common"], run, args.trace_runs)
             cell["runs"].append(measured)
             print(f"run {run + 1}: {cell['replicas']} x {cell['dataset']} @ "
                   f"{cell['request_rate']} req/s: " + ", ".join(

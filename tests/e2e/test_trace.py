@@ -309,6 +309,32 @@ def test_simulate_calibrates_from_a_trace_of_served_steps(tmp_path):
     took = sum(e["dur"] for e in steps)
     assert abs(priced / took - 1) < 0.1, (priced, took, fitted)
 
+    # Prices held from another profile (as a grid calibration's) are taken as they are, and
+    # the curve is fitted to the rest.
+    other = dict(fitted, per_logit_row_us=123.0, per_context_ns=4.5, per_decode_context_ns=6.5,
+                 per_kv_read_ns=0.25)
+    other_path = tmp_path / "grid.json"
+    other_path.write_text(json.dumps(other))
+    held = tmp_path / "held.json"
+    result = subprocess.run(
+        [ladder_bin(), "simulate", "calibrate", "-m", DEFAULT_MODEL, "-t", "2",
+         "--kv-cache-mem", "64MiB", "--from-trace", str(trace), "--logit-row-price-of",
+         str(other_path), "--attention-prices-of", str(other_path), "-o", str(held)],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    refitted = json.loads(held.read_text())
+    for key in ("per_logit_row_us", "per_context_ns", "per_decode_context_ns", "per_kv_read_ns"):
+        assert abs(refitted[key] / other[key] - 1) < 1e-9, (key, refitted)
+    assert f"logit-row price of {other_path}" in refitted["source"], refitted["source"]
+    assert f"attention prices of {other_path}" in refitted["source"], refitted["source"]
+    assert refitted["row_costs_ms"] != fitted["row_costs_ms"]
+    # Held prices need served steps to fit the rest to.
+    result = subprocess.run(
+        [ladder_bin(), "simulate", "calibrate", "-m", DEFAULT_MODEL, "--logit-row-price-of",
+         str(other_path), "-o", str(tmp_path / "p3.json")],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and "--from-trace" in result.stderr, result.stderr
+
     not_a_trace = tmp_path / "requests.jsonl"
     result = subprocess.run(
         [ladder_bin(), "simulate", "calibrate", "-m", DEFAULT_MODEL, "--from-trace",

@@ -118,6 +118,9 @@ struct CalibrateFlags {
     // Fit served runs' steps instead of running the grid: one trace per replica
     // of a fleet, or one server's.
     std::vector<std::string> trace_paths;
+    // Profiles (a grid calibration's) whose prices the trace fit holds.
+    std::string logit_row_price_of;
+    std::string attention_prices_of;
 };
 
 void run_calibrate_command(const CalibrateFlags& flags) {
@@ -134,8 +137,18 @@ void run_calibrate_command(const CalibrateFlags& flags) {
         std::vector<tools::TraceSummary> traces;
         for (const std::string& path : flags.trace_paths)
             traces.push_back(tools::read_trace_summary(path));
+        tools::HeldPrices held;
+        std::string held_source;
+        if (!flags.logit_row_price_of.empty()) {
+            held.hold_logit_rows_of(tools::read_profile(flags.logit_row_price_of));
+            held_source += fmt::format("; logit-row price of {}", flags.logit_row_price_of);
+        }
+        if (!flags.attention_prices_of.empty()) {
+            held.hold_attention_of(tools::read_profile(flags.attention_prices_of));
+            held_source += fmt::format("; attention prices of {}", flags.attention_prices_of);
+        }
         const tools::Calibration calibration = tools::calibrate_from_traces(
-            traces, engine::plan_kv_cache(config, *bundle.model), source);
+            traces, engine::plan_kv_cache(config, *bundle.model), source + held_source, held);
         tools::write_json_file(flags.output_path, tools::profile_json(calibration.profile));
         std::printf("%s\n%lld steps fitted\n", tools::format_profile(calibration.profile).c_str(),
                     static_cast<long long>(calibration.n_steps));
@@ -340,12 +353,28 @@ void add_simulate_command(CLI::App& app) {
                          "replicas that share this host (their memory bandwidth and caches)")
             ->check(CLI::Range(1, 64))
             ->capture_default_str();
+    CLI::Option* from_trace =
+        calibrate
+            ->add_option("--from-trace", calibrate_flags->trace_paths,
+                         "fit the steps of `ladder serve --trace` files (served with these engine "
+                         "flags; one per replica of a fleet) instead of running the grid")
+            ->excludes(passes)
+            ->excludes(engines);
+    // Served decode batches have a logit row per row, and long decodes read
+    // about what they attend to: a trace fit can trade these prices against
+    // the curve, where the grid's steps set them apart.
     calibrate
-        ->add_option("--from-trace", calibrate_flags->trace_paths,
-                     "fit the steps of `ladder serve --trace` files (served with these engine "
-                     "flags; one per replica of a fleet) instead of running the grid")
-        ->excludes(passes)
-        ->excludes(engines);
+        ->add_option("--logit-row-price-of", calibrate_flags->logit_row_price_of,
+                     "with --from-trace: take the price of a logit row from this profile (a grid "
+                     "calibration) instead of fitting it")
+        ->check(CLI::ExistingFile)
+        ->needs(from_trace);
+    calibrate
+        ->add_option("--attention-prices-of", calibrate_flags->attention_prices_of,
+                     "with --from-trace: take the prices of attention and of KV read from this "
+                     "profile instead of fitting them")
+        ->check(CLI::ExistingFile)
+        ->needs(from_trace);
     calibrate->add_option("-o,--output", calibrate_flags->output_path, "the profile JSON to write")
         ->required();
     calibrate->callback([calibrate_flags] { run_calibrate_command(*calibrate_flags); });

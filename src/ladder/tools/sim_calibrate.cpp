@@ -224,7 +224,8 @@ Calibration calibrate(engine::EngineCore& core, const ReplicaOptions& replica,
 }
 
 Calibration calibrate_from_traces(std::span<const TraceSummary> traces,
-                                  const engine::KvCachePlan& plan, const std::string& source) {
+                                  const engine::KvCachePlan& plan, const std::string& source,
+                                  const HeldPrices& held) {
     Calibration calibration;
     calibration.profile = profile_of_plan(plan, source);
     std::vector<ObservedStep> observed;
@@ -239,7 +240,7 @@ Calibration calibrate_from_traces(std::span<const TraceSummary> traces,
         util::fail(
             "the trace's steps carry no logit_rows and context (a trace of an older ladder)");
     }
-    fit_step_costs(observed, calibration.profile);
+    fit_step_costs(observed, calibration.profile, held);
     return calibration;
 }
 

@@ -19,6 +19,7 @@
 #include "ladder/engine/engine_core.h"
 #include "ladder/tools/sim_profile.h"
 #include "ladder/tools/sim_replica.h"
+#include "ladder/tools/sim_step_fit.h"
 #include "ladder/tools/trace_summary.h"
 
 namespace ladder::tools {
@@ -84,8 +85,10 @@ Calibration calibrate(std::span<engine::EngineCore* const> cores, const ReplicaO
 // its args give. So the profile has the costs the engines had while they
 // served, with the servers' own threads, their router and their clients
 // beside them on the machine. `plan` is the KV plan of the servers' engine
-// flags. Throws util::InputError when no step carries a shape.
+// flags. `held`: prices taken from elsewhere (a grid calibration) rather
+// than fitted. Throws util::InputError when no step carries a shape.
 Calibration calibrate_from_traces(std::span<const TraceSummary> traces,
-                                  const engine::KvCachePlan& plan, const std::string& source);
+                                  const engine::KvCachePlan& plan, const std::string& source,
+                                  const HeldPrices& held = {});
 
 }  // namespace ladder::tools

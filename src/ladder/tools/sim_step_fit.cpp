@@ -138,7 +138,20 @@ struct Parts {
 
 }  // namespace
 
-void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
+void HeldPrices::hold_logit_rows_of(const StepProfile& profile) {
+    logit_rows = true;
+    prices.per_logit_row_s = profile.per_logit_row_s;
+}
+
+void HeldPrices::hold_attention_of(const StepProfile& profile) {
+    attention = true;
+    prices.per_context_s = profile.per_context_s;
+    prices.per_decode_context_s = profile.per_decode_context_s;
+    prices.per_kv_read_s = profile.per_kv_read_s;
+}
+
+void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile,
+                    const HeldPrices& held) {
     std::vector<ObservedStep> timed;
     for (const ObservedStep& step : steps) {
         if (step.work.n_tokens > 0 && step.seconds > 0.0 && std::isfinite(step.seconds))
@@ -157,6 +170,11 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
         parts.logits |= step.work.n_logit_rows > 0;
     }
     parts.context = (has_prompt_context ? 1 : 0) + (has_decode_context ? 1 : 0);
+    if (held.attention) {
+        parts.context = 0;
+        parts.kv_read = false;
+    }
+    if (held.logit_rows) parts.logits = false;
     std::vector<double> x;
     for (;;) {
         if (points.size() < 2) util::fail("calibration: the measured steps did not give a fit");
@@ -164,9 +182,11 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
         for (int64_t rows : points) unit_curve.row_costs.push_back({rows, 0.0});
         const size_t m = points.size() + parts.size();
         std::vector<double> a(timed.size() * m, 0.0);
-        std::vector<double> b(timed.size(), 1.0);  // seconds / seconds
+        // What the held parts leave of each step, over its seconds.
+        std::vector<double> b(timed.size(), 1.0);
         for (size_t r = 0; r < timed.size(); ++r) {
             const ObservedStep& step = timed[r];
+            b[r] = 1.0 - held.seconds(step.work) / step.seconds;
             const std::span<double> row(a.data() + r * m, m);
             add_curve_weights(unit_curve, step.work.n_tokens, row);
             parts.fill(step.work, row.subspan(points.size()));
@@ -215,6 +235,12 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile) {
         if (parts.context == 2) profile.per_decode_context_s = decode_context_s;
         profile.per_kv_read_s = kv_read_s;
         profile.per_logit_row_s = logit_s;
+        if (held.attention) {
+            profile.per_context_s = held.prices.per_context_s;
+            profile.per_decode_context_s = held.prices.per_decode_context_s;
+            profile.per_kv_read_s = held.prices.per_kv_read_s;
+        }
+        if (held.logit_rows) profile.per_logit_row_s = held.prices.per_logit_row_s;
         break;
     }
     profile.row_costs.clear();

@@ -19,6 +19,26 @@ struct ObservedStep {
     double seconds = 0.0;
 };
 
+// Prices the fit takes as given instead of fitting them: each is taken off
+// every step's seconds and has no column. For steps that do not tell a part
+// from the curve: a served trace's decode batches have as many logit rows as
+// rows, and its long decodes read about what they attend to, so the grid,
+// whose steps set those apart, prices them.
+struct HeldPrices {
+    bool logit_rows = false;
+    // The three attention prices together (context, the decode rows' own and
+    // the KV read): they are fitted as one split.
+    bool attention = false;
+    // The held parts' prices; the others, and the rows curve, at 0.
+    StepProfile prices;
+
+    // Holds `profile`'s logit-row price; its attention prices.
+    void hold_logit_rows_of(const StepProfile& profile);
+    void hold_attention_of(const StepProfile& profile);
+    // What the held parts cost of a step.
+    double seconds(const StepWork& work) const { return prices.step_seconds(work); }
+};
+
 // Sets profile.row_costs, per_context_s, per_decode_context_s (where the
 // steps have prompt and decode rows over contexts that tell the two prices
 // apart from the curve), per_kv_read_s and per_logit_row_s. The curve has a
@@ -33,7 +53,9 @@ struct ObservedStep {
 // every octave has decodes only or prompts only). A point still at no cost
 // is taken out of the curve. Throws util::InputError when fewer than two
 // points are left (the steps have one row count, or the fit cannot tell the
-// parts apart).
-void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile);
+// parts apart). Parts in `held` are not fitted: the profile gets their
+// prices and the rest is fitted to what they leave of each step.
+void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile,
+                    const HeldPrices& held = {});
 
 }  // namespace ladder::tools

@@ -89,6 +89,55 @@ TEST(StepCostFit, PromptAndDecodeRowsGetTheirOwnContextPrice) {
                 true_rows_seconds(64) + 0.012 + 0.030 + 0.002, 1e-9);
 }
 
+// Prices held from elsewhere (a grid calibration's) are the profile's, and
+// the curve is fitted to what they leave of each step.
+TEST(StepCostFit, HeldPricesAreKeptAndTheCurveFitsTheRest) {
+    StepProfile grid;
+    grid.per_logit_row_s = 0.0004;
+    grid.per_context_s = 1e-6;
+    grid.per_decode_context_s = 3e-6;
+    HeldPrices held;
+    held.hold_logit_rows_of(grid);
+    held.hold_attention_of(grid);
+    StepProfile profile;
+    fit_step_costs(steps_of_two_context_prices(), profile, held);
+    EXPECT_EQ(profile.per_logit_row_s, 0.0004);
+    EXPECT_EQ(profile.per_context_s, 1e-6);
+    ASSERT_TRUE(profile.per_decode_context_s.has_value());
+    EXPECT_EQ(*profile.per_decode_context_s, 3e-6);
+    EXPECT_EQ(profile.per_kv_read_s, 0.0);
+    for (const RowCost& cost : profile.row_costs)
+        EXPECT_NEAR(cost.seconds, true_rows_seconds(cost.n_rows), 1e-9) << cost.n_rows;
+}
+
+// Decode batches alone (a logit row per row, as a served trace's) cannot
+// tell the logit price from the curve: the curve takes whatever of it is
+// not held, and the steps are still priced as measured.
+TEST(StepCostFit, TheCurveCarriesWhatAHeldLogitPriceLeaves) {
+    std::vector<ObservedStep> steps;
+    for (const ObservedStep& step : steps_of_two_context_prices()) {
+        if (step.work.n_context == step.work.n_decode_context) steps.push_back(step);
+    }
+    StepProfile grid;
+    grid.per_logit_row_s = 0.0002;
+    grid.per_context_s = 1e-6;
+    grid.per_decode_context_s = 3e-6;
+    HeldPrices held;
+    held.hold_logit_rows_of(grid);
+    held.hold_attention_of(grid);
+    StepProfile profile;
+    fit_step_costs(steps, profile, held);
+    EXPECT_EQ(profile.per_logit_row_s, 0.0002);
+    for (const RowCost& cost : profile.row_costs) {
+        EXPECT_NEAR(cost.seconds,
+                    true_rows_seconds(cost.n_rows) + 0.0002 * static_cast<double>(cost.n_rows),
+                    1e-9)
+            << cost.n_rows;
+    }
+    for (const ObservedStep& step : steps)
+        EXPECT_NEAR(profile.step_seconds(step.work), step.seconds, 1e-9);
+}
+
 // Decodes over a shared prefix (one read of it for the step) and alone (a
 // read each), where a KV position read costs 1.5 us beside a decode row's 1
 // (no logit rows: every decode octave's would be its row count, which the
