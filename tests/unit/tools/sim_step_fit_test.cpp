@@ -89,45 +89,49 @@ TEST(StepCostFit, PromptAndDecodeRowsGetTheirOwnContextPrice) {
                 true_rows_seconds(64) + 0.012 + 0.030 + 0.002, 1e-9);
 }
 
-// Prices held from elsewhere (a grid calibration's) are the profile's, and
-// the curve is fitted to what they leave of each step.
-TEST(StepCostFit, HeldPricesAreKeptAndTheCurveFitsTheRest) {
+// A grid's prices of the steps above: the logit row's as given, context 1 us
+// for a prompt row and 3 us for a decode row.
+HeldPrices grid_prices(double per_logit_row_s, bool attention) {
     StepProfile grid;
-    grid.per_logit_row_s = 0.0004;
+    grid.per_logit_row_s = per_logit_row_s;
     grid.per_context_s = 1e-6;
     grid.per_decode_context_s = 3e-6;
     HeldPrices held;
     held.hold_logit_rows_of(grid);
-    held.hold_attention_of(grid);
+    if (attention) held.hold_attention_of(grid);
+    return held;
+}
+
+// A price held from elsewhere (a grid calibration's) is the profile's, and
+// the curve and the other parts are fitted to what it leaves of each step.
+TEST(StepCostFit, AHeldLogitPriceIsKeptAndTheRestFitted) {
     StepProfile profile;
-    fit_step_costs(steps_of_two_context_prices(), profile, held);
+    fit_step_costs(steps_of_two_context_prices(), profile, grid_prices(0.0004, false));
     EXPECT_EQ(profile.per_logit_row_s, 0.0004);
-    EXPECT_EQ(profile.per_context_s, 1e-6);
+    EXPECT_NEAR(profile.per_context_s, 1e-6, 1e-12);
     ASSERT_TRUE(profile.per_decode_context_s.has_value());
-    EXPECT_EQ(*profile.per_decode_context_s, 3e-6);
-    EXPECT_EQ(profile.per_kv_read_s, 0.0);
+    EXPECT_NEAR(*profile.per_decode_context_s, 3e-6, 1e-12);
     for (const RowCost& cost : profile.row_costs)
         EXPECT_NEAR(cost.seconds, true_rows_seconds(cost.n_rows), 1e-9) << cost.n_rows;
 }
 
 // Decode batches alone (a logit row per row, as a served trace's) cannot
 // tell the logit price from the curve: the curve takes whatever of it is
-// not held, and the steps are still priced as measured.
+// not held, and the steps are still priced as measured. Held attention
+// prices are the profile's as they are.
 TEST(StepCostFit, TheCurveCarriesWhatAHeldLogitPriceLeaves) {
     std::vector<ObservedStep> steps;
     for (const ObservedStep& step : steps_of_two_context_prices()) {
         if (step.work.n_context == step.work.n_decode_context) steps.push_back(step);
     }
-    StepProfile grid;
-    grid.per_logit_row_s = 0.0002;
-    grid.per_context_s = 1e-6;
-    grid.per_decode_context_s = 3e-6;
-    HeldPrices held;
-    held.hold_logit_rows_of(grid);
-    held.hold_attention_of(grid);
+    const HeldPrices held = grid_prices(0.0002, true);
     StepProfile profile;
     fit_step_costs(steps, profile, held);
     EXPECT_EQ(profile.per_logit_row_s, 0.0002);
+    EXPECT_EQ(profile.per_context_s, 1e-6);
+    ASSERT_TRUE(profile.per_decode_context_s.has_value());
+    EXPECT_EQ(*profile.per_decode_context_s, 3e-6);
+    EXPECT_EQ(profile.per_kv_read_s, 0.0);
     for (const RowCost& cost : profile.row_costs) {
         EXPECT_NEAR(cost.seconds,
                     true_rows_seconds(cost.n_rows) + 0.0002 * static_cast<double>(cost.n_rows),
