@@ -8,11 +8,11 @@ at once as the fleet has replicas, since this one machine hosts them all; with
 replica behind HAProxy) serving other workloads than the ones checked, through
 `ladder simulate calibrate --from-trace` with the grid's logit-row price held
 (with --repeats, served again before each sweep and fitted on every sweep's
-traces). Then for each dataset (random,
-prefix) and load (light, near saturation, overloaded) it runs `ladder bench`
-against a fresh `ladder serve` (or, with 2 or more replicas, a fresh fleet
-behind HAProxy: scripts/fleet.sh, round robin for the random dataset, prefix
-affinity for the prefix one) and `ladder simulate` of the same fleet on the
+traces). Then for each dataset (random, prefix) and load (light, near
+saturation, overloaded) it runs `ladder bench` against a fresh `ladder serve`
+(or, with 2 or more replicas, a fresh fleet behind HAProxy: scripts/fleet.sh,
+round robin for the random dataset, prefix affinity for the prefix one; with
+--trace-runs, every replica traced) and `ladder simulate` of the same fleet on the
 same workload, and prints simulated / measured for request throughput, median
 TTFT and median TPOT, against the 15% floor. With --repeats N it compares with
 the median of N measured runs of each cell, taken as N sweeps of all the cells
