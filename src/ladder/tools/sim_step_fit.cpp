@@ -183,7 +183,7 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile,
         const size_t m = points.size() + parts.size();
         std::vector<double> a(timed.size() * m, 0.0);
         // What the held parts leave of each step, over its seconds.
-        std::vector<double> b(timed.size(), 1.0);
+        std::vector<double> b(timed.size());
         for (size_t r = 0; r < timed.size(); ++r) {
             const ObservedStep& step = timed[r];
             b[r] = 1.0 - held.seconds(step.work) / step.seconds;
@@ -230,17 +230,17 @@ void fit_step_costs(std::span<const ObservedStep> steps, StepProfile& profile,
             points.erase(points.begin() + (cheapest - x.begin()));
             continue;
         }
-        profile.per_context_s = context_s;
-        profile.per_decode_context_s.reset();
-        if (parts.context == 2) profile.per_decode_context_s = decode_context_s;
-        profile.per_kv_read_s = kv_read_s;
-        profile.per_logit_row_s = logit_s;
         if (held.attention) {
             profile.per_context_s = held.prices.per_context_s;
             profile.per_decode_context_s = held.prices.per_decode_context_s;
             profile.per_kv_read_s = held.prices.per_kv_read_s;
+        } else {
+            profile.per_context_s = context_s;
+            profile.per_decode_context_s.reset();
+            if (parts.context == 2) profile.per_decode_context_s = decode_context_s;
+            profile.per_kv_read_s = kv_read_s;
         }
-        if (held.logit_rows) profile.per_logit_row_s = held.prices.per_logit_row_s;
+        profile.per_logit_row_s = held.logit_rows ? held.prices.per_logit_row_s : logit_s;
         break;
     }
     profile.row_costs.clear();
