@@ -81,20 +81,46 @@ ChunkScratch carve_chunk_scratch(float* scratch, int32_t head_dim) {
     return out;
 }
 
+namespace {
+
+// One side's rows of `window` as F32, position p's at out + (p - window.begin)
+// * head_dim. A head's rows within a pool block are contiguous, so each
+// block's share of the window decodes in one call (a run of rows is one
+// longer row to a decoder); rows kept in tiles are gathered one at a time.
+// Row by row, the calls and address arithmetic took as long as the
+// conversions (AVX2, a decode step at 4,096 positions).
+void decode_window(DecodeKvRowFn decode, const PagedKvLayer& kv, KvRowReader::Side side,
+                   const int32_t* block_table, int32_t kv_head, RowWindow window, float* out) {
+    const int32_t head_dim = kv.head_dim;
+    const bool keys = side == KvRowReader::Side::Keys;
+    if (stored_in_tiles(keys ? kv.key_type : kv.value_type)) {
+        KvRowReader rows(kv, side, block_table, kv_head);
+        for (int32_t position = window.begin; position < window.end; ++position) {
+            decode(rows(position), out + static_cast<int64_t>(position - window.begin) * head_dim,
+                   head_dim);
+        }
+        return;
+    }
+    const void* pool = keys ? kv.keys : kv.values;
+    const int64_t row_bytes = keys ? kv.key_row_bytes() : kv.value_row_bytes();
+    for (int32_t position = window.begin; position < window.end;) {
+        const int32_t run_end =
+            std::min(window.end, (position / kv.block_size + 1) * kv.block_size);
+        decode(kv.row(pool, row_bytes, block_table, kv_head, position),
+               out + static_cast<int64_t>(position - window.begin) * head_dim,
+               (run_end - position) * head_dim);
+        position = run_end;
+    }
+}
+
+}  // namespace
+
 void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
                      RowWindow window, const ChunkScratch& scratch) {
-    const int32_t head_dim = kv.head_dim;
-    const KvRowOps key_ops = kv_row_ops(isa, kv.key_type);
-    const KvRowOps value_ops = kv_row_ops(isa, kv.value_type);
-    KvRowReader key_rows(kv, KvRowReader::Side::Keys, block_table, kv_head);
-    KvRowReader value_rows(kv, KvRowReader::Side::Values, block_table, kv_head);
-    for (int32_t j = 0; j < window.end - window.begin; ++j) {
-        const int32_t position = window.begin + j;
-        key_ops.decode(key_rows(position), scratch.keys + static_cast<int64_t>(j) * head_dim,
-                       head_dim);
-        value_ops.decode(value_rows(position), scratch.values + static_cast<int64_t>(j) * head_dim,
-                         head_dim);
-    }
+    decode_window(kv_row_ops(isa, kv.key_type).decode, kv, KvRowReader::Side::Keys, block_table,
+                  kv_head, window, scratch.keys);
+    decode_window(kv_row_ops(isa, kv.value_type).decode, kv, KvRowReader::Side::Values, block_table,
+                  kv_head, window, scratch.values);
 }
 
 // A head's K (V) within a block is contiguous: one run of lines per block,

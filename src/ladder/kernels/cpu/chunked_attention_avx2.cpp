@@ -30,38 +30,60 @@ LADDER_AVX2 void load_queries(const AttentionTile& tile, int32_t head_dim,
     }
 }
 
-// scores[j] = dot8(q, key j) * scale for j in [first, end); returns their max.
-LADDER_AVX2 float score_row(const float* q, const float* keys, int32_t first, int32_t end,
-                            int32_t head_dim, float scale, float* scores) {
+// For the kRows query rows q[r] (rows of one token, so one window):
+// scores[r][j] = dot8(q[r], key j) * scale for j in [first, end); max[r] is
+// row r's largest. Each key vector is loaded once for every row (the chunk's
+// keys outgrow L1, and a row at a time read them from L2 once per row, about
+// one load per fma); each score's fma chain and lane sum are a single row's.
+template <int kRows>
+LADDER_AVX2 void score_rows(const float* const* q, const float* keys, int32_t first, int32_t end,
+                            int32_t head_dim, float scale, float* const* scores, float* max) {
     const __m256 scale8 = _mm256_set1_ps(scale);
-    __m256 max8 = _mm256_set1_ps(-INFINITY);
+    __m256 max8[kRows];
+    for (auto& m : max8) m = _mm256_set1_ps(-INFINITY);
     int32_t j = first;
     for (; j + 8 <= end; j += 8) {
-        __m256 acc[8];
-        for (auto& a : acc) a = _mm256_setzero_ps();
-        for (int32_t d = 0; d < head_dim; d += 8) {
-            const __m256 qd = _mm256_load_ps(q + d);
-            for (int k = 0; k < 8; ++k) {
-                acc[k] = _mm256_fmadd_ps(qd, _mm256_load_ps(keys + (j + k) * head_dim + d), acc[k]);
+        __m256 acc[kRows][8];
+        // Four keys at a time: 4 x kRows accumulators, the rows' queries and
+        // a key fit the 16 registers for up to three rows.
+        for (int half = 0; half < 8; half += 4) {
+            __m256 part[kRows][4];
+            for (auto& row : part)
+                for (auto& a : row) a = _mm256_setzero_ps();
+            const float* key = keys + static_cast<int64_t>(j + half) * head_dim;
+            for (int32_t d = 0; d < head_dim; d += 8) {
+                for (int k = 0; k < 4; ++k) {
+                    const __m256 key_d = _mm256_load_ps(key + k * head_dim + d);
+                    for (int r = 0; r < kRows; ++r)
+                        part[r][k] = _mm256_fmadd_ps(_mm256_load_ps(q[r] + d), key_d, part[r][k]);
+                }
             }
+            for (int r = 0; r < kRows; ++r)
+                for (int k = 0; k < 4; ++k) acc[r][half + k] = part[r][k];
         }
-        const __m256 s = opaque(_mm256_mul_ps(sum_lanes_x8(acc), scale8));
-        _mm256_storeu_ps(scores + j, s);
-        max8 = _mm256_max_ps(s, max8);
+        for (int r = 0; r < kRows; ++r) {
+            const __m256 s = opaque(_mm256_mul_ps(sum_lanes_x8(acc[r]), scale8));
+            _mm256_storeu_ps(scores[r] + j, s);
+            max8[r] = _mm256_max_ps(s, max8[r]);
+        }
     }
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, max8);
-    float max_score = -INFINITY;
-    for (const float m : lanes) max_score = max_score < m ? m : max_score;
+    for (int r = 0; r < kRows; ++r) {
+        alignas(32) float lanes[8];
+        _mm256_store_ps(lanes, max8[r]);
+        max[r] = -INFINITY;
+        for (const float m : lanes) max[r] = max[r] < m ? m : max[r];
+    }
     for (; j < end; ++j) {
-        __m256 acc = _mm256_setzero_ps();
-        for (int32_t d = 0; d < head_dim; d += 8) {
-            acc = _mm256_fmadd_ps(_mm256_load_ps(q + d), _mm256_load_ps(keys + j * head_dim + d), acc);
+        for (int r = 0; r < kRows; ++r) {
+            __m256 acc = _mm256_setzero_ps();
+            for (int32_t d = 0; d < head_dim; d += 8) {
+                acc = _mm256_fmadd_ps(_mm256_load_ps(q[r] + d),
+                                      _mm256_load_ps(keys + j * head_dim + d), acc);
+            }
+            scores[r][j] = opaque(hsum(acc) * scale);
+            max[r] = max[r] < scores[r][j] ? scores[r][j] : max[r];
         }
-        scores[j] = opaque(hsum(acc) * scale);
-        max_score = max_score < scores[j] ? scores[j] : max_score;
     }
-    return max_score;
 }
 
 // e[j] = exp(max(s[j] - m, -87)) over [first, end) (j = position - window
@@ -102,23 +124,53 @@ LADDER_AVX2 float exp_and_sum(float* e, int32_t window_begin, int32_t first, int
     return hsum(lanes);
 }
 
-// o[d] = fma chain over j in [first, end) of e[j] * values[j][d], 64
-// dimensions (eight vectors) at a time.
-LADDER_AVX2 void weight_values(const float* e, const float* values, int32_t first, int32_t end,
-                               int32_t head_dim, float* o) {
-    for (int32_t d0 = 0; d0 < head_dim; d0 += 64) {
-        const int n_vectors = std::min<int32_t>(8, (head_dim - d0) / 8);
-        __m256 acc[8];
-        for (auto& a : acc) a = _mm256_setzero_ps();
+// For the kRows rows' weights e[r]: o[r][d] = fma chain over j in [first,
+// end) of e[r][j] * values[j][d], 32 dimensions (four vectors) at a time, so
+// that each value vector is loaded once for every row.
+template <int kRows>
+LADDER_AVX2 void weight_values(const float* const* e, const float* values, int32_t first,
+                               int32_t end, int32_t head_dim, float* const* o) {
+    for (int32_t d0 = 0; d0 < head_dim; d0 += 32) {
+        const int n_vectors = std::min<int32_t>(4, (head_dim - d0) / 8);
+        __m256 acc[kRows][4];
+        for (auto& row : acc)
+            for (auto& a : row) a = _mm256_setzero_ps();
         for (int32_t j = first; j < end; ++j) {
-            const __m256 p = _mm256_set1_ps(e[j]);
+            __m256 p[kRows];
+            for (int r = 0; r < kRows; ++r) p[r] = _mm256_set1_ps(e[r][j]);
             const float* v = values + j * head_dim + d0;
             for (int i = 0; i < n_vectors; ++i) {
-                acc[i] = _mm256_fmadd_ps(p, _mm256_load_ps(v + 8 * i), acc[i]);
+                const __m256 value = _mm256_load_ps(v + 8 * i);
+                for (int r = 0; r < kRows; ++r) acc[r][i] = _mm256_fmadd_ps(p[r], value, acc[r][i]);
             }
         }
-        for (int i = 0; i < n_vectors; ++i) _mm256_storeu_ps(o + d0 + 8 * i, acc[i]);
+        for (int r = 0; r < kRows; ++r)
+            for (int i = 0; i < n_vectors; ++i) _mm256_storeu_ps(o[r] + d0 + 8 * i, acc[r][i]);
     }
+}
+
+// Rows r0 .. r0 + kRows of the tile, which share `row` (one token's heads):
+// their scores, softmax sums and weighted values for this chunk.
+template <int kRows>
+LADDER_AVX2 void attend_rows(int32_t head_dim, RowWindow window, RowWindow row, int32_t r0,
+                             float scale, const ChunkScratch& scratch) {
+    const int32_t first = row.begin - window.begin;
+    const int32_t end = row.end - window.begin;
+    const float* q[kRows];
+    float* e[kRows];
+    float* o[kRows];
+    float max[kRows];
+    for (int r = 0; r < kRows; ++r) {
+        q[r] = scratch.queries + static_cast<int64_t>(r0 + r) * head_dim;
+        e[r] = scratch.scores + static_cast<int64_t>(r0 + r) * kAttentionChunk;
+        o[r] = scratch.o + static_cast<int64_t>(r0 + r) * head_dim;
+    }
+    score_rows<kRows>(q, scratch.keys, first, end, head_dim, scale, e, max);
+    for (int r = 0; r < kRows; ++r) {
+        scratch.sum[r0 + r] = exp_and_sum(e[r], window.begin, first, end, max[r]);
+        scratch.max[r0 + r] = max[r];
+    }
+    weight_values<kRows>(e, scratch.values, first, end, head_dim, o);
 }
 
 LADDER_AVX2 void attend_chunk(const AttentionTile& tile, const PagedKvLayer& kv, int32_t kv_head,
@@ -128,21 +180,24 @@ LADDER_AVX2 void attend_chunk(const AttentionTile& tile, const PagedKvLayer& kv,
     const RowWindow window = tile_window(tile, chunk);
     if (window.begin < window.end)
         load_chunk_rows(Isa::Avx2, kv, kv_head, block_table, window, scratch);
-    for (int32_t r = 0; r < tile.n_rows(); ++r) {
+    // A token's heads see the same positions: up to three of them at a time.
+    for (int32_t r = 0; r < tile.n_rows();) {
         const RowWindow row = row_window(tile, r, chunk);
-        scratch.sum[r] = 0.0f;
-        scratch.max[r] = 0.0f;
-        if (row.begin >= row.end) continue;
-        const int32_t first = row.begin - window.begin;
-        const int32_t end = row.end - window.begin;
-        float* e = scratch.scores + static_cast<int64_t>(r) * kAttentionChunk;
-        const float max_score =
-            score_row(scratch.queries + static_cast<int64_t>(r) * head_dim, scratch.keys, first,
-                      end, head_dim, scale, e);
-        scratch.sum[r] = exp_and_sum(e, window.begin, first, end, max_score);
-        scratch.max[r] = max_score;
-        weight_values(e, scratch.values, first, end, head_dim,
-                      scratch.o + static_cast<int64_t>(r) * head_dim);
+        const int32_t token_end = (r / tile.n_heads + 1) * tile.n_heads;
+        const int32_t n = std::min(3, token_end - r);
+        if (row.begin >= row.end) {
+            for (int32_t k = r; k < r + n; ++k) {
+                scratch.sum[k] = 0.0f;
+                scratch.max[k] = 0.0f;
+            }
+        } else if (n == 3) {
+            attend_rows<3>(head_dim, window, row, r, scale, scratch);
+        } else if (n == 2) {
+            attend_rows<2>(head_dim, window, row, r, scale, scratch);
+        } else {
+            attend_rows<1>(head_dim, window, row, r, scale, scratch);
+        }
+        r += n;
     }
 }
 

@@ -11,7 +11,8 @@
 
 namespace ladder::kernels::cpu::detail {
 
-// out[0, n) = the n values of one row (tensor::dequantize_row's bits).
+// out[0, n) = the n values of one row (tensor::dequantize_row's bits), or of
+// n / row length rows stored one after another, which decode as one row.
 using DecodeKvRowFn = void (*)(const void* row, float* out, int32_t n);
 // acc[d] = fma(x[d], a, acc[d]) for d < n (n a multiple of 8).
 using WeightRowFn = void (*)(float* acc, const float* x, float a, int32_t n);
