@@ -57,8 +57,9 @@ struct ChunkScratch {
 ChunkScratch carve_chunk_scratch(float* scratch, int32_t head_dim);
 
 // The F32 paths' chunk of K and V rows: position window.begin + j dequantized
-// (or widened from F16) into row j of scratch.keys and scratch.values, one
-// row at a time by the path's row ops, in any cache type.
+// (or widened from F16) into row j of scratch.keys and scratch.values by the
+// path's row ops, in any cache type: a block's run of rows in one call where
+// the cache stores rows, one row at a time from tiles.
 void load_chunk_rows(Isa isa, const PagedKvLayer& kv, int32_t kv_head, const int32_t* block_table,
                      RowWindow window, const ChunkScratch& scratch);
 
