@@ -277,7 +277,8 @@ struct Q5_KKernel {
 #pragma GCC unroll 8
         for (int s = 0; s < 8; ++s) {
             const __m256i pairs = _mm256_maddubs_epi16(u.q[s], load_32(a.qs + 32 * s));
-            sums = _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, _mm256_set1_epi16(u.scales[s])));
+            sums = opaque(
+                _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, _mm256_set1_epi16(u.scales[s]))));
         }
         const float d = a.d * half_to_float(b.d);
         const float neg_dmin = -(a.d * half_to_float(b.dmin));
@@ -292,7 +293,7 @@ struct Q5_KKernel {
 inline __m256i add_group_scaled(__m256i sums, __m256i pairs, const int16_t* scales, int s) {
     const __m256i group_scales =
         _mm256_set_m128i(_mm_set1_epi16(scales[2 * s + 1]), _mm_set1_epi16(scales[2 * s]));
-    return _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, group_scales));
+    return opaque(_mm256_add_epi32(sums, _mm256_madd_epi16(pairs, group_scales)));
 }
 
 // The 2-bit codes of the 8 blocks of 32 of a Q2_K / Q3_K super-block: block s

@@ -100,7 +100,8 @@ struct Q4_KTile {
                         const __m256i p_lo = _mm256_maddubs_epi16(q_lo, load_32(y));
                         const __m256i p_hi = _mm256_maddubs_epi16(q_hi, load_32(y + 32));
                         sums[t] = _mm256_add_epi32(sums[t], _mm256_madd_epi16(p_lo, scale_lo));
-                        sums[t] = _mm256_add_epi32(sums[t], _mm256_madd_epi16(p_hi, scale_hi));
+                        sums[t] =
+                            opaque(_mm256_add_epi32(sums[t], _mm256_madd_epi16(p_hi, scale_hi)));
                     }
                 }
                 alignas(16) float d[4];
@@ -187,8 +188,8 @@ struct Q6_KTile {
                         for (int t = 0; t < kRows; ++t) {
                             const __m256i pairs = _mm256_maddubs_epi16(
                                 q[k], load_32(a[t][i].qs + 128 * half + 32 * k));
-                            sums[t] =
-                                _mm256_add_epi32(sums[t], _mm256_madd_epi16(pairs, group_scales));
+                            sums[t] = opaque(
+                                _mm256_add_epi32(sums[t], _mm256_madd_epi16(pairs, group_scales)));
                         }
                     }
                 }
