@@ -14,13 +14,23 @@
 //                                         when value-initialized
 //   using Unpacked;                       a weight block's codes, formed once
 //   static Unpacked unpack(const Weight&);
-//   static void step(const Unpacked&, const Weight&, const Activation&, Acc&);
+//   struct WeightScales, ActivationScales;  a block's scales as floats
+//   static WeightScales weight_scales(const Weight&);
+//   static ActivationScales activation_scales(const Activation&);
+//   static void step(const Unpacked&, const WeightScales&, const ActivationScales&,
+//                    const Activation&, Acc&);
 //   static float finish(const Acc&);
 // block_vec_dot runs step over the blocks of one row pair in order; a tile
 // unpacks each weight block once and runs the same step for each of its
 // activation rows, one Acc per output. Each output therefore sees exactly the
 // operations of block_vec_dot in the same order, and the two agree bit for bit
 // (gemm_tiles.h) whatever the tiling, T or thread count.
+//
+// The scales are apart from the codes because a multi-row call converts each
+// block's scales once: the activation rows' for the whole call, a weight row
+// group's once for all its tiles. Converted inside the tile, every output of
+// every block paid for two half-to-float conversions and a broadcast, which
+// run at one a cycle on Zen 3 (the Q5_0 tile 1.2x faster without them).
 //
 // Every step forms exact int32 lane sums (lane k of a 32-element block sums
 // elements 4k .. 4k + 3) and scales them by one fused multiply-add, in the
@@ -43,7 +53,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "ladder/kernels/cpu/gemm_tiles.h"
 #include "ladder/kernels/cpu/simd_x86.h"
@@ -57,28 +69,51 @@ namespace {  // NOLINT: one copy per instruction set, by design (above)
 
 // ---- the drivers -------------------------------------------------------------
 
+// A kernel with an offset term (K::weight_offset, K::activation_offset) adds
+// to its finish() the fma chain offsets = fma(weight_offset, activation_offset,
+// offsets) over the blocks in order; one without has none.
+template <typename K>
+concept HasOffsets = requires(const typename K::Weight& w, const typename K::Activation& a) {
+    K::weight_offset(w);
+    K::activation_offset(a);
+};
+
 template <typename K>
 float block_vec_dot(const void* weights, const void* activations, int64_t n) {
     const auto* w = static_cast<const typename K::Weight*>(weights);
     const auto* a = static_cast<const typename K::Activation*>(activations);
     typename K::Acc acc{};
-    for (int64_t i = 0; i < n / K::kBlockElements; ++i) K::step(K::unpack(w[i]), w[i], a[i], acc);
+    float offsets = 0.0f;
+    for (int64_t i = 0; i < n / K::kBlockElements; ++i) {
+        K::step(K::unpack(w[i]), K::weight_scales(w[i]), K::activation_scales(a[i]), a[i], acc);
+        if constexpr (HasOffsets<K>) {
+            offsets = std::fma(K::weight_offset(w[i]), K::activation_offset(a[i]), offsets);
+        }
+    }
+    if constexpr (HasOffsets<K>) return K::finish(acc) + offsets;
     return K::finish(acc);
 }
 
 template <typename K, int kT>
 struct BlockTiles {
+    using WeightScales = typename K::WeightScales;
+    using ActivationScales = typename K::ActivationScales;
+
     template <int kRowsW, int kRows>
     struct Tile {
-        static void run(const typename K::Weight* const* w, const typename K::Activation* const* a,
-                        int64_t n_blocks, float (*res)[kT]) {
+        static void run(const typename K::Weight* const* w, const WeightScales* const* w_scales,
+                        const typename K::Activation* const* a,
+                        const ActivationScales* const* a_scales, int64_t n_blocks,
+                        float (*res)[kT]) {
             typename K::Acc acc[kRowsW][kRows] = {};
             for (int64_t i = 0; i < n_blocks; ++i) {
 #pragma GCC unroll 8
                 for (int j = 0; j < kRowsW; ++j) {
                     const auto codes = K::unpack(w[j][i]);
 #pragma GCC unroll 8
-                    for (int t = 0; t < kRows; ++t) K::step(codes, w[j][i], a[t][i], acc[j][t]);
+                    for (int t = 0; t < kRows; ++t) {
+                        K::step(codes, w_scales[j][i], a_scales[t][i], a[t][i], acc[j][t]);
+                    }
                 }
             }
 #pragma GCC unroll 8
@@ -90,21 +125,110 @@ struct BlockTiles {
     };
 };
 
+// Each row's blocks' scales, by convert(block), into scales[0 .. n_blocks).
+template <typename Block, typename Scales, typename Convert>
+void convert_scales(const Block* row, int64_t n_blocks, Scales* scales, Convert convert) {
+    if constexpr (!std::is_empty_v<Scales>) {
+        for (int64_t i = 0; i < n_blocks; ++i) scales[i] = convert(row[i]);
+    }
+}
+
+// out[t][r] += the offset term of weight row r and activation row t, for
+// every pair, eight weight rows a vector: lane k runs row r + k's own fma
+// chain over the blocks, so each output gets the bits block_vec_dot adds.
+template <typename K>
+void add_offsets(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
+                 const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
+                 int64_t n_blocks, float* out, int64_t out_stride) {
+    using W = typename K::Weight;
+    using A = typename K::Activation;
+    const int64_t n_vector_rows = (n_weight_rows + 7) / 8 * 8;
+    // Block-major, so weight rows r .. r + 7 of a block are one load.
+    thread_local std::vector<float> w_offsets;
+    thread_local std::vector<float> a_offsets;
+    w_offsets.assign(static_cast<size_t>(n_blocks * n_vector_rows), 0.0f);
+    a_offsets.resize(static_cast<size_t>(n_blocks));
+    const auto* w_base = static_cast<const char*>(weights);
+    for (int64_t r = 0; r < n_weight_rows; ++r) {
+        const auto* row =
+            reinterpret_cast<const W*>(w_base + static_cast<size_t>(r) * weight_row_bytes);
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            w_offsets[static_cast<size_t>(i * n_vector_rows + r)] = K::weight_offset(row[i]);
+        }
+    }
+    const auto* a_base = static_cast<const char*>(activations);
+    for (int64_t t = 0; t < n_activation_rows; ++t) {
+        const auto* row =
+            reinterpret_cast<const A*>(a_base + static_cast<size_t>(t) * activation_row_bytes);
+        for (int64_t i = 0; i < n_blocks; ++i)
+            a_offsets[static_cast<size_t>(i)] = K::activation_offset(row[i]);
+        float* out_row = out + t * out_stride;
+        for (int64_t r = 0; r < n_weight_rows; r += 8) {
+            __m256 offsets = _mm256_setzero_ps();
+            for (int64_t i = 0; i < n_blocks; ++i) {
+                offsets = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(&w_offsets[static_cast<size_t>(i * n_vector_rows + r)]),
+                    _mm256_broadcast_ss(&a_offsets[static_cast<size_t>(i)]), offsets);
+            }
+            alignas(32) float lanes[8];
+            _mm256_store_ps(lanes, offsets);
+            for (int64_t k = 0; k < std::min<int64_t>(8, n_weight_rows - r); ++k)
+                out_row[r + k] += lanes[k];
+        }
+    }
+}
+
 // The GemmFn of K: tiles of kW weight rows x up to kT activation rows. With
 // one activation row (decode) the kW rows are kW independent chains of
-// fused multiply-adds, where one vec_dot per row would wait on one.
+// fused multiply-adds, where one vec_dot per row would wait on one. The
+// activation rows' scales are converted once for the call, a weight row
+// group's once for all its tiles (the comment at the top says why).
 template <typename K, int kW, int kT>
 void block_gemm(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                 const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
                 int64_t n, float* out, int64_t out_stride) {
     using W = typename K::Weight;
     using A = typename K::Activation;
+    using WeightScales = typename K::WeightScales;
+    using ActivationScales = typename K::ActivationScales;
     static constexpr auto kTiles =
         detail::make_tile_table<W, A, kW, kT, BlockTiles<K, kT>::template Tile>(
             std::make_index_sequence<kT>{});
-    detail::run_tiles<W, A, kW, kT>(kTiles, K::kBlockElements, weights, weight_row_bytes,
-                                    n_weight_rows, activations, activation_row_bytes,
-                                    n_activation_rows, n, out, out_stride);
+    const int64_t n_blocks = n / K::kBlockElements;
+    const auto n_scales = static_cast<size_t>(n_blocks);
+    // Per thread and kernel; their capacity stays at the widest call's.
+    thread_local std::vector<ActivationScales> a_scales;
+    thread_local std::vector<WeightScales> w_scales;
+    a_scales.resize(static_cast<size_t>(n_activation_rows) * n_scales);
+    w_scales.resize(static_cast<size_t>(kW) * n_scales);
+    const auto* a_base = static_cast<const char*>(activations);
+    for (int64_t t = 0; t < n_activation_rows; ++t) {
+        convert_scales(
+            reinterpret_cast<const A*>(a_base + static_cast<size_t>(t) * activation_row_bytes),
+            n_blocks, a_scales.data() + static_cast<size_t>(t) * n_scales, K::activation_scales);
+    }
+    const WeightScales* w_rows[kW];
+    for (int j = 0; j < kW; ++j) w_rows[j] = w_scales.data() + static_cast<size_t>(j) * n_scales;
+    detail::for_each_tile<W, A, kW, kT>(
+        weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+        n_activation_rows, out, out_stride,
+        [&](const W* const* w) {
+            for (int j = 0; j < kW; ++j) {
+                convert_scales(w[j], n_blocks, w_scales.data() + static_cast<size_t>(j) * n_scales,
+                               K::weight_scales);
+            }
+        },
+        [&](const W* const* w, const A* const* a, int64_t t0, int64_t n_t, float(*res)[kT]) {
+            const ActivationScales* a_rows[kT] = {};
+            for (int64_t t = 0; t < n_t; ++t) {
+                a_rows[t] = a_scales.data() + static_cast<size_t>(t0 + t) * n_scales;
+            }
+            kTiles[static_cast<size_t>(n_t - 1)](w, w_rows, a, a_rows, n_blocks, res);
+        });
+    if constexpr (HasOffsets<K>) {
+        add_offsets<K>(weights, weight_row_bytes, n_weight_rows, activations, activation_row_bytes,
+                       n_activation_rows, n_blocks, out, out_stride);
+    }
 }
 
 // Tile shapes: legacy blocks are small, so 2 weight rows x 4 activation rows
@@ -129,9 +253,36 @@ struct LaneAcc {
     __m256 sum;
 };
 
+// w * a in every lane: the scalar product's bits, with no broadcast of it
+// (each factor is broadcast from memory, a load).
+inline __m256 scale_product(const float& w, const float& a) {
+    return _mm256_mul_ps(_mm256_broadcast_ss(&w), _mm256_broadcast_ss(&a));
+}
+
 // acc += scale * lanes, by one fma.
-inline void add_scaled(LaneAcc& acc, float scale, __m256i lanes) {
-    acc.sum = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), acc.sum);
+inline void add_scaled(LaneAcc& acc, __m256 scale, __m256i lanes) {
+    acc.sum = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(lanes), acc.sum);
+}
+
+// One float scale a block: a legacy block's half d converted, a Q8_K
+// block's float d as it is.
+struct BlockScale {
+    float d;
+};
+template <typename Block>
+BlockScale half_scale(const Block& b) {
+    return {half_to_float(b.d)};
+}
+inline BlockScale q8_k_scale(const tensor::BlockQ8_K& a) { return {a.d}; }
+
+// A K-quant super-block's d and dmin, as floats.
+struct DminScales {
+    float d;
+    float dmin;
+};
+template <typename Block>
+DminScales dmin_scales(const Block& b) {
+    return {half_to_float(b.d), half_to_float(b.dmin)};
 }
 
 // ---- legacy blocks of 32 ---------------------------------------------------------
@@ -153,31 +304,42 @@ struct CenteredKernel {
     using Unpacked = __m256i;
     static constexpr int kBlockElements = tensor::kQK;
 
+    using WeightScales = BlockScale;
+    using ActivationScales = BlockScale;
+    static constexpr auto weight_scales = half_scale<Weight>;
+    static constexpr auto activation_scales = half_scale<Activation>;
+
     static Unpacked unpack(const Weight& b) {
         if constexpr (kOffset == 8)
             return q4_codes(b.qs);
         else
             return q5_codes(b.qs, b.qh);
     }
-    static void step(const Unpacked& q, const Weight& b, const Activation& a, Acc& acc) {
+    static void step(const Unpacked& q, const WeightScales& ws, const ActivationScales& as,
+                     const Activation& a, Acc& acc) {
         const __m256i lanes = Lanes::dot_centered(q, _mm256_set1_epi8(kOffset), load_32(a.qs));
-        add_scaled(acc, half_to_float(b.d) * half_to_float(a.d), lanes);
+        add_scaled(acc, scale_product(ws.d, as.d), lanes);
     }
     static float finish(const Acc& acc) { return hsum(acc.sum); }
 };
 
 // Q4_1 and Q5_1 x Q8_1: x = d * q + m; acc += (d_w * d_a) * lanes(q * y);
-// offsets += m_w * s_a by one scalar fma; hsum(acc) + offsets.
+// offsets += m_w * s_a by one scalar fma; hsum(acc) + offsets. The offsets
+// chain never meets the codes, so it is a kernel's offset term (the drivers
+// run it beside the steps; block_gemm eight outputs a vector).
 template <typename Lanes, typename Block, bool kFiveBit>
 struct OffsetKernel {
     using Weight = Block;
     using Activation = tensor::BlockQ8_1;
-    struct Acc {
-        __m256 sum;
-        float offsets;
-    };
+    using Acc = LaneAcc;
     using Unpacked = __m256i;
     static constexpr int kBlockElements = tensor::kQK;
+    using WeightScales = BlockScale;
+    using ActivationScales = BlockScale;
+    static constexpr auto weight_scales = half_scale<Weight>;
+    static constexpr auto activation_scales = half_scale<Activation>;
+    static float weight_offset(const Weight& b) { return half_to_float(b.m); }
+    static float activation_offset(const Activation& a) { return half_to_float(a.s); }
 
     static Unpacked unpack(const Weight& b) {
         if constexpr (kFiveBit)
@@ -185,13 +347,11 @@ struct OffsetKernel {
         else
             return q4_codes(b.qs);
     }
-    static void step(const Unpacked& q, const Weight& b, const Activation& a, Acc& acc) {
-        const __m256i lanes = Lanes::dot(q, load_32(a.qs));
-        const float scale = half_to_float(b.d) * half_to_float(a.d);
-        acc.sum = _mm256_fmadd_ps(_mm256_set1_ps(scale), _mm256_cvtepi32_ps(lanes), acc.sum);
-        acc.offsets = std::fma(half_to_float(b.m), half_to_float(a.s), acc.offsets);
+    static void step(const Unpacked& q, const WeightScales& ws, const ActivationScales& as,
+                     const Activation& a, Acc& acc) {
+        add_scaled(acc, scale_product(ws.d, as.d), Lanes::dot(q, load_32(a.qs)));
     }
-    static float finish(const Acc& acc) { return hsum(acc.sum) + acc.offsets; }
+    static float finish(const Acc& acc) { return hsum(acc.sum); }
 };
 
 // Q8_0 x Q8_0: the u8 x s8 sums from |x| and y carrying x's sign (|x| <= 128,
@@ -204,11 +364,17 @@ struct Q8_0Kernel {
     using Unpacked = __m256i;
     static constexpr int kBlockElements = tensor::kQK;
 
+    using WeightScales = BlockScale;
+    using ActivationScales = BlockScale;
+    static constexpr auto weight_scales = half_scale<Weight>;
+    static constexpr auto activation_scales = half_scale<Activation>;
+
     static Unpacked unpack(const Weight& b) { return load_32(b.qs); }
-    static void step(const Unpacked& x, const Weight& b, const Activation& a, Acc& acc) {
+    static void step(const Unpacked& x, const WeightScales& ws, const ActivationScales& as,
+                     const Activation& a, Acc& acc) {
         const __m256i lanes =
             Lanes::dot(_mm256_sign_epi8(x, x), _mm256_sign_epi8(load_32(a.qs), x));
-        add_scaled(acc, half_to_float(b.d) * half_to_float(a.d), lanes);
+        add_scaled(acc, scale_product(ws.d, as.d), lanes);
     }
     static float finish(const Acc& acc) { return hsum(acc.sum); }
 };
@@ -243,6 +409,10 @@ struct Q5_KKernel {
         uint8_t scales[8];
     };
     static constexpr int kBlockElements = tensor::kQKK;
+    using WeightScales = DminScales;
+    using ActivationScales = BlockScale;
+    static constexpr auto weight_scales = dmin_scales<Weight>;
+    static constexpr auto activation_scales = q8_k_scale;
 
     static Unpacked unpack(const Weight& b) {
         Unpacked u;
@@ -268,7 +438,8 @@ struct Q5_KKernel {
         }
         return u;
     }
-    static void step(const Unpacked& u, const Weight& b, const Activation& a, Acc& acc) {
+    static void step(const Unpacked& u, const WeightScales& ws, const ActivationScales& as,
+                     const Activation& a, Acc& acc) {
         const __m256i bsums = load_32(a.bsums);
         const __m128i pair_sums =
             _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
@@ -280,9 +451,8 @@ struct Q5_KKernel {
             sums = opaque(
                 _mm256_add_epi32(sums, _mm256_madd_epi16(pairs, _mm256_set1_epi16(u.scales[s]))));
         }
-        const float d = a.d * half_to_float(b.d);
-        const float neg_dmin = -(a.d * half_to_float(b.dmin));
-        acc.sum = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sums), acc.sum);
+        const float neg_dmin = -(as.d * ws.dmin);
+        acc.sum = _mm256_fmadd_ps(scale_product(ws.d, as.d), _mm256_cvtepi32_ps(sums), acc.sum);
         acc.mins = _mm_fmadd_ps(_mm_set1_ps(neg_dmin), _mm_cvtepi32_ps(min_lanes), acc.mins);
     }
     static float finish(const Acc& acc) { return hsum(acc.sum) + hsum_4(acc.mins); }
@@ -323,6 +493,10 @@ struct Q3_KKernel {
         int16_t scales[16];
     };
     static constexpr int kBlockElements = tensor::kQKK;
+    using WeightScales = BlockScale;
+    using ActivationScales = BlockScale;
+    static constexpr auto weight_scales = half_scale<Weight>;
+    static constexpr auto activation_scales = q8_k_scale;
 
     static Unpacked unpack(const Weight& b) {
         Unpacked u;
@@ -338,7 +512,8 @@ struct Q3_KKernel {
         for (int g = 0; g < 16; ++g) u.scales[g] = static_cast<int16_t>(tensor::q3_k_scale(b, g));
         return u;
     }
-    static void step(const Unpacked& u, const Weight& b, const Activation& a, Acc& acc) {
+    static void step(const Unpacked& u, const WeightScales& ws, const ActivationScales& as,
+                     const Activation& a, Acc& acc) {
         __m256i sums = _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int s = 0; s < 8; ++s) {
@@ -347,7 +522,7 @@ struct Q3_KKernel {
                                                    _mm256_maddubs_epi16(u.low4[s], y));
             sums = add_group_scaled(sums, pairs, u.scales, s);
         }
-        add_scaled(acc, a.d * half_to_float(b.d), sums);
+        add_scaled(acc, scale_product(ws.d, as.d), sums);
     }
     static float finish(const Acc& acc) { return hsum(acc.sum); }
 };
@@ -365,6 +540,10 @@ struct Q2_KKernel {
         int16_t scales[16];
     };
     static constexpr int kBlockElements = tensor::kQKK;
+    using WeightScales = DminScales;
+    using ActivationScales = BlockScale;
+    static constexpr auto weight_scales = dmin_scales<Weight>;
+    static constexpr auto activation_scales = q8_k_scale;
 
     static Unpacked unpack(const Weight& b) {
         Unpacked u;
@@ -375,8 +554,9 @@ struct Q2_KKernel {
         for (int g = 0; g < 16; ++g) u.scales[g] = static_cast<int16_t>(b.scales[g] & 0x0f);
         return u;
     }
-    static void step(const Unpacked& u, const Weight& b, const Activation& a, Acc& acc) {
-        add_scaled(acc, -(a.d * half_to_float(b.dmin)),
+    static void step(const Unpacked& u, const WeightScales& ws, const ActivationScales& as,
+                     const Activation& a, Acc& acc) {
+        add_scaled(acc, _mm256_set1_ps(-(as.d * ws.dmin)),
                    _mm256_madd_epi16(u.mins16, load_32(a.bsums)));
         __m256i sums = _mm256_setzero_si256();
 #pragma GCC unroll 8
@@ -384,7 +564,7 @@ struct Q2_KKernel {
             const __m256i pairs = _mm256_maddubs_epi16(u.q[s], load_32(a.qs + 32 * s));
             sums = add_group_scaled(sums, pairs, u.scales, s);
         }
-        add_scaled(acc, a.d * half_to_float(b.d), sums);
+        add_scaled(acc, scale_product(ws.d, as.d), sums);
     }
     static float finish(const Acc& acc) { return hsum(acc.sum); }
 };
@@ -403,15 +583,23 @@ inline __m256 widen_bf16(const Bf16Chunk& c) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(halves), 16));
 }
 
+// Unscaled: its scales are empty, and block_gemm converts none.
+struct NoScales {};
+
 struct Bf16Kernel {
     using Weight = Bf16Chunk;
     using Activation = Bf16Chunk;
     using Acc = LaneAcc;
     using Unpacked = __m256;
     static constexpr int kBlockElements = 8;
+    using WeightScales = NoScales;
+    using ActivationScales = NoScales;
+    static NoScales weight_scales(const Weight&) { return {}; }
+    static NoScales activation_scales(const Activation&) { return {}; }
 
     static Unpacked unpack(const Weight& w) { return widen_bf16(w); }
-    static void step(const Unpacked& x, const Weight&, const Activation& a, Acc& acc) {
+    static void step(const Unpacked& x, const NoScales&, const NoScales&, const Activation& a,
+                     Acc& acc) {
         acc.sum = _mm256_fmadd_ps(x, widen_bf16(a), acc.sum);
     }
     static float finish(const Acc& acc) { return hsum(acc.sum); }
