@@ -74,7 +74,7 @@ inline float opaque(float v) {
 // integer adds reassociate freely, and GCC 12 turned a K-quant tile's
 // sums += madd(...) chains into all the products first and one add tree last,
 // spilling a dozen vectors to the stack a super-block. Pinned after each add,
-// each sum stays one register (the Q4_K tile about 1.3x on Zen 3).
+// each sum stays one register (kernels_bench's Q4_K tile about 1.3x on Zen 3).
 LADDER_AVX2 inline __m256i opaque(__m256i v) {
     asm("" : "+x"(v));
     return v;
