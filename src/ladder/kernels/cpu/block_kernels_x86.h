@@ -165,18 +165,14 @@ void add_offsets(const void* weights, size_t weight_row_bytes, int64_t n_weight_
     thread_local std::vector<float> a_offsets;
     w_offsets.assign(static_cast<size_t>(n_blocks * n_vector_rows), 0.0f);
     a_offsets.resize(static_cast<size_t>(n_blocks));
-    const auto* w_base = static_cast<const char*>(weights);
     for (int64_t r = 0; r < n_weight_rows; ++r) {
-        const auto* row =
-            reinterpret_cast<const W*>(w_base + static_cast<size_t>(r) * weight_row_bytes);
+        const W* row = detail::block_row<W>(weights, weight_row_bytes, r);
         for (int64_t i = 0; i < n_blocks; ++i) {
             w_offsets[static_cast<size_t>(i * n_vector_rows + r)] = K::weight_offset(row[i]);
         }
     }
-    const auto* a_base = static_cast<const char*>(activations);
     for (int64_t t = 0; t < n_activation_rows; ++t) {
-        const auto* row =
-            reinterpret_cast<const A*>(a_base + static_cast<size_t>(t) * activation_row_bytes);
+        const A* row = detail::block_row<A>(activations, activation_row_bytes, t);
         for (int64_t i = 0; i < n_blocks; ++i)
             a_offsets[static_cast<size_t>(i)] = K::activation_offset(row[i]);
         float* out_row = out + t * out_stride;
@@ -228,11 +224,9 @@ void block_gemm(const void* weights, size_t weight_row_bytes, int64_t n_weight_r
     a_scales.resize(static_cast<size_t>(n_activation_rows) * n_scales);
     w_scales.resize(static_cast<size_t>(kW) * n_scales);
     if (keep_codes) w_codes.resize(static_cast<size_t>(kW) * n_scales);
-    const auto* a_base = static_cast<const char*>(activations);
     for (int64_t t = 0; t < n_activation_rows; ++t) {
-        convert_scales(
-            reinterpret_cast<const A*>(a_base + static_cast<size_t>(t) * activation_row_bytes),
-            n_blocks, a_scales.data() + static_cast<size_t>(t) * n_scales, K::activation_scales);
+        convert_scales(detail::block_row<A>(activations, activation_row_bytes, t), n_blocks,
+                       a_scales.data() + static_cast<size_t>(t) * n_scales, K::activation_scales);
     }
     const WeightScales* w_rows[kW];
     const Codes<K>* code_rows[kW];

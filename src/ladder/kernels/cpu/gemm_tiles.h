@@ -38,16 +38,21 @@ constexpr auto make_tile_table(std::index_sequence<kRows...>) {
     return std::array{&Tile<kW, static_cast<int>(kRows) + 1>::run...};
 }
 
+// Row r of a matrix of blocks stored row_bytes apart.
+template <typename Block>
+const Block* block_row(const void* rows, size_t row_bytes, int64_t r) {
+    return reinterpret_cast<const Block*>(static_cast<const char*>(rows) +
+                                          static_cast<size_t>(r) * row_bytes);
+}
+
 // Weight rows r0..r0 + kW - 1 of a tile; a last group short of kW (n_w rows)
 // repeats its final row, whose results the caller drops.
 template <typename WeightBlock, int kW>
 void tile_weight_rows(const void* weights, size_t weight_row_bytes, int64_t r0, int64_t n_w,
                       const WeightBlock* (&w)[kW]) {
-    const auto* base = static_cast<const char*>(weights);
     for (int j = 0; j < kW; ++j) {
-        const int64_t r = r0 + std::min<int64_t>(j, n_w - 1);
         w[j] =
-            reinterpret_cast<const WeightBlock*>(base + static_cast<size_t>(r) * weight_row_bytes);
+            block_row<WeightBlock>(weights, weight_row_bytes, r0 + std::min<int64_t>(j, n_w - 1));
     }
 }
 
@@ -62,7 +67,6 @@ template <typename WeightBlock, typename ActivationBlock, int kW, int kT, typena
 void for_each_tile(const void* weights, size_t weight_row_bytes, int64_t n_weight_rows,
                    const void* activations, size_t activation_row_bytes, int64_t n_activation_rows,
                    float* out, int64_t out_stride, OnWeights&& on_weights, RunTile&& run_tile) {
-    const auto* a_base = static_cast<const char*>(activations);
     for (int64_t r0 = 0; r0 < n_weight_rows; r0 += kW) {
         const int64_t n_w = std::min<int64_t>(kW, n_weight_rows - r0);
         const WeightBlock* w[kW];
@@ -72,8 +76,7 @@ void for_each_tile(const void* weights, size_t weight_row_bytes, int64_t n_weigh
             const int64_t n_t = std::min<int64_t>(kT, n_activation_rows - t0);
             const ActivationBlock* a[kT] = {};
             for (int64_t t = 0; t < n_t; ++t) {
-                a[t] = reinterpret_cast<const ActivationBlock*>(
-                    a_base + static_cast<size_t>(t0 + t) * activation_row_bytes);
+                a[t] = block_row<ActivationBlock>(activations, activation_row_bytes, t0 + t);
             }
             float res[kW][kT];
             run_tile(static_cast<const WeightBlock* const*>(w),
