@@ -198,3 +198,67 @@ def test_a_web_page_is_not_an_openai_endpoint():
     assert result.returncode == 1
     assert "not an OpenAI-compatible endpoint" in result.stderr, result.stderr
     assert "text/html" in result.stderr
+
+
+class RecordingOpenAi(http.server.BaseHTTPRequestHandler):
+    """A minimal OpenAI completions endpoint that keeps every request body:
+    one model, and a stream of two tokens with usage."""
+
+    bodies = []
+
+    def send(self, content_type, body):
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        self.send("application/json", json.dumps(
+            {"object": "list", "data": [{"id": "recorder", "object": "model"}]}).encode())
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        RecordingOpenAi.bodies.append(body)
+        chunks = [{"choices": [{"index": 0, "text": "a"}]},
+                  {"choices": [{"index": 0, "text": "b", "finish_reason": "length"}]},
+                  {"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 2,
+                                            "total_tokens": 6}}]
+        stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        self.send("text/event-stream", stream.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+def bench_against_recorder(tmp_path, *flags):
+    RecordingOpenAi.bodies = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RecordingOpenAi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = run_bench_at(f"http://127.0.0.1:{server.server_port}", "--num-prompts", "3",
+                              "--input-len", "4", "--output-len", "2", "--json",
+                              str(tmp_path / "out.json"), *flags)
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    return result, json.loads((tmp_path / "out.json").read_text()), RecordingOpenAi.bodies
+
+
+def test_requests_are_greedy_unless_sampling_flags_are_given(tmp_path):
+    result, out, bodies = bench_against_recorder(tmp_path)
+    assert len(bodies) == 3
+    for body in bodies:
+        assert body["temperature"] == 0
+        assert not {"top_p", "top_k", "min_p"} & body.keys(), body
+    assert "Sampling:" in result.stdout and "greedy" in result.stdout
+    assert out["temperature"] == 0 and out["top_p"] is None and out["top_k"] is None
+
+    result, out, bodies = bench_against_recorder(
+        tmp_path, "--temperature", "0.7", "--top-p", "0.9", "--top-k", "40", "--min-p", "0.05")
+    assert len(bodies) == 3
+    for body in bodies:
+        assert (body["temperature"], body["top_p"], body["top_k"], body["min_p"]) == \
+            (0.7, 0.9, 40, 0.05), body
+    assert "temperature 0.7, top_p 0.9, top_k 40, min_p 0.05" in result.stdout
+    assert (out["temperature"], out["top_p"], out["top_k"], out["min_p"]) == (0.7, 0.9, 40, 0.05)

@@ -51,6 +51,20 @@ void add_endpoint_flags(CLI::App& command, BenchFlags& flags) {
                        "seconds to wait for the next byte of a response (default 600)");
 }
 
+// vLLM bench's sampling flags: every request asks for the same.
+void add_sampling_flags(CLI::App& command, BenchFlags& flags) {
+    tools::BenchSampling& sampling = flags.config.sampling;
+    command
+        .add_option("--temperature", sampling.temperature,
+                    "temperature every request asks for (default 0: greedy)")
+        ->check(CLI::NonNegativeNumber);
+    command.add_option("--top-p", sampling.top_p, "top_p to send (default: not sent)")
+        ->check(CLI::Range(0.0, 1.0));
+    command.add_option("--top-k", sampling.top_k, "top_k to send (default: not sent)");
+    command.add_option("--min-p", sampling.min_p, "min_p to send (default: not sent)")
+        ->check(CLI::Range(0.0, 1.0));
+}
+
 void add_load_and_report_flags(CLI::App& command, BenchFlags& flags) {
     tools::BenchConfig& config = flags.config;
     add_request_rate_flag(command, flags.workload);
@@ -78,6 +92,7 @@ void add_bench_command(CLI::App& app) {
         "bench", "Serving benchmark of an OpenAI-compatible endpoint (like vLLM's bench serve)");
     add_endpoint_flags(*command, *flags);
     add_dataset_flags(*command, flags->workload, flags->config.dataset);
+    add_sampling_flags(*command, *flags);
     add_load_and_report_flags(*command, *flags);
     command->callback([flags, command] { run_bench_command(*command, *flags); });
 }

@@ -4,6 +4,7 @@
 #include "ladder/engine/sampler.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -16,11 +17,14 @@ namespace {
 constexpr float kNever = -std::numeric_limits<float>::infinity();
 
 // A NaN logit (a model bug) would break the sorts' ordering: it ranks last.
-float sortable(float logit) { return std::isnan(logit) ? kNever : logit; }
-
-// exp(logit - max_logit): the unnormalized probability. Single-precision exp
-// is several times cheaper over a whole vocabulary; sums run in double.
-double weight(float logit, float max_logit) { return std::exp(logit - max_logit); }
+// Tested on the bits (exponent all ones, mantissa not zero), so that the
+// loop over a vocabulary vectorizes (vocab_weights.h says why).
+float sortable(float logit) {
+    constexpr uint32_t kInfinityBits = 0x7f800000u;
+    const auto bits = std::bit_cast<uint32_t>(logit);
+    const uint32_t nan = 0u - static_cast<uint32_t>((bits & 0x7fffffffu) > kInfinityBits);
+    return std::bit_cast<float>((bits & ~nan) | (std::bit_cast<uint32_t>(kNever) & nan));
+}
 
 // Higher logit first; the lower id breaks ties, which makes every sort a total order.
 template <typename T>
@@ -29,29 +33,31 @@ bool ranks_before(const T& a, const T& b) {
     return a.id < b.id;
 }
 
-// Ignores NaN; the lowest id wins ties.
-TokenId argmax(std::span<const float> logits) {
-    TokenId best = 0;
-    float best_logit = kNever;
-    bool found = false;
-    for (std::size_t i = 0; i < logits.size(); ++i) {
-        if (!found ? !std::isnan(logits[i]) : logits[i] > best_logit) {
-            best = static_cast<TokenId>(i);
-            best_logit = logits[i];
-            found = true;
-        }
+// ranks_before as a comparison object, so that the sorts inline it (given as
+// a function pointer, every compare of a top-k over 262k logits was a call).
+struct RanksBefore {
+    template <typename T>
+    bool operator()(const T& a, const T& b) const {
+        return ranks_before(a, b);
     }
-    return best;
+};
+
+// Ignores NaN; the lowest id wins ties (and id 0 when every logit is NaN).
+// The largest first, then the first index holding it: two passes that
+// vectorize, where one with a running best waits on every compare.
+TokenId argmax(std::span<const float> logits) {
+    const float best = max_value(logits, [](float l) { return l; });
+    const auto first = std::find(logits.begin(), logits.end(), best);
+    return first == logits.end() ? 0 : static_cast<TokenId>(first - logits.begin());
 }
 
-// log(sum(exp(logits))), accumulated in double.
+// log(sum(exp(logits))), accumulated in double; NaN logits left out.
 double log_sum_exp(std::span<const float> logits) {
-    float max_logit = kNever;
-    for (float l : logits) max_logit = std::max(max_logit, l);
+    const float max_logit = max_value(logits, [](float l) { return l; });
     if (!std::isfinite(max_logit)) return max_logit;
     double sum = 0.0;
     for (float l : logits) {
-        if (!std::isnan(l)) sum += weight(l, max_logit);
+        if (!std::isnan(l)) sum += exp_nonpositive(l - max_logit);
     }
     return max_logit + std::log(sum);
 }
@@ -109,21 +115,11 @@ std::optional<TokenId> Sampler::shape(std::span<float> logits,
     if (params_.top_k > 0 && static_cast<std::size_t>(params_.top_k) < candidates_.size()) {
         const auto k = static_cast<std::ptrdiff_t>(params_.top_k);
         std::partial_sort(candidates_.begin(), candidates_.begin() + k, candidates_.end(),
-                          ranks_before<Candidate>);
+                          RanksBefore{});
         candidates_.resize(static_cast<std::size_t>(k));
     }
     if (params_.top_p < 1.0f) keep_top_p();
     if (params_.min_p > 0.0f) keep_min_p();
-    if (params_.temperature != 1.0f) {
-        // Shifted by the top logit first (which leaves the softmax unchanged) so
-        // that a tiny temperature cannot overflow the logits to infinity.
-        const float max_logit = max_candidate_logit();
-        if (std::isfinite(max_logit)) {
-            for (Candidate& c : candidates_) {
-                c.logit = (c.logit - max_logit) / params_.temperature;
-            }
-        }
-    }
     LADDER_CHECK(!candidates_.empty(), "every candidate token was filtered out");
     return std::nullopt;
 }
@@ -148,15 +144,13 @@ std::span<const TokenProbability> Sampler::distribution(std::span<float> logits,
         return distribution_;
     }
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
-        distribution_.push_back({candidates_[i].id, weights_[i] / total});
+        distribution_.push_back({candidates_[i].id, static_cast<double>(weights_[i]) / total});
     }
     return distribution_;
 }
 
 float Sampler::max_candidate_logit() const {
-    float max_logit = kNever;
-    for (const Candidate& c : candidates_) max_logit = std::max(max_logit, c.logit);
-    return max_logit;
+    return max_value(std::span<const Candidate>(candidates_), logit_of);
 }
 
 // Keeps the candidates ranked at or above the cutoff: the token at which the
@@ -169,37 +163,56 @@ void Sampler::keep_top_p() {
     // Buckets 1/kBucketsPerUnit of a logit wide, below the top logit; the last
     // one takes everything further down (weights there are below e^-32).
     constexpr float kBucketsPerUnit = 32.0f;
-    constexpr std::size_t kBuckets = 1024;
-    auto bucket_of = [&](float logit) {
-        const float offset = (max_logit - logit) * kBucketsPerUnit;
-        return offset < static_cast<float>(kBuckets - 1) ? static_cast<std::size_t>(offset)
-                                                         : kBuckets - 1;
-    };
-    bucket_mass_.assign(kBuckets, 0.0);
+    constexpr int32_t kBuckets = 1024;
+    fill_weights(max_logit, 1.0f);  // top-p comes before the temperature
+    const size_t n = candidates_.size();
+    buckets_.resize(n);
+    // The offsets are >= 0, where floats order as their bits do: clamped as
+    // integers, which GCC vectorizes (exp_nonpositive says why).
+    const auto last_bucket_bits = std::bit_cast<int32_t>(static_cast<float>(kBuckets - 1));
+    for (size_t i = 0; i < n; ++i) {
+        const auto offset_bits =
+            std::bit_cast<int32_t>((max_logit - candidates_[i].logit) * kBucketsPerUnit);
+        buckets_[i] = static_cast<int32_t>(
+            std::bit_cast<float>(offset_bits < last_bucket_bits ? offset_bits : last_bucket_bits));
+    }
+    // Four histograms, candidate i adding to copy i % 4: neighbours often
+    // share a bucket, and with one histogram each add would wait for the
+    // store of the one before.
+    constexpr size_t kCopies = 4;
+    bucket_mass_.assign(kCopies * kBuckets, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+        bucket_mass_[(i % kCopies) * kBuckets + static_cast<size_t>(buckets_[i])] += weights_[i];
+    }
     double total = 0.0;
-    for (const Candidate& c : candidates_) {
-        const double w = weight(c.logit, max_logit);
-        bucket_mass_[bucket_of(c.logit)] += w;
-        total += w;
+    for (size_t b = 0; b < kBuckets; ++b) {
+        const double* copies = &bucket_mass_[b];
+        bucket_mass_[b] =
+            (copies[0] + copies[kBuckets]) + (copies[2 * kBuckets] + copies[3 * kBuckets]);
+        total += bucket_mass_[b];
     }
     const double target = static_cast<double>(params_.top_p) * total;
-    std::size_t cut_bucket = 0;
+    int32_t cut_bucket = 0;
     double mass_above = 0.0;
     while (cut_bucket + 1 < kBuckets && mass_above + bucket_mass_[cut_bucket] < target) {
         mass_above += bucket_mass_[cut_bucket++];
     }
+    const int32_t* buckets = buckets_.data();
     selection_.clear();
-    for (const Candidate& c : candidates_) {
-        if (bucket_of(c.logit) == cut_bucket) {
-            selection_.push_back({c, weight(c.logit, max_logit)});
-        }
+    for (size_t i = 0; i < n; ++i) {
+        if (buckets[i] == cut_bucket) selection_.push_back({candidates_[i], weights_[i]});
     }
     const Candidate cutoff = find_top_p_cutoff(target - mass_above);
+    // Kept above the cut bucket by arithmetic, not a branch: in a wide
+    // nucleus the two outcomes mix, and mispredictions took most of the loop.
+    // The cut bucket itself is rare, so its branch predicts.
     std::size_t n_kept = 0;
-    for (const Candidate& c : candidates_) {
-        const std::size_t bucket = bucket_of(c.logit);
+    for (size_t i = 0; i < n; ++i) {
+        const Candidate c = candidates_[i];
         candidates_[n_kept] = c;
-        n_kept += bucket < cut_bucket || (bucket == cut_bucket && !ranks_before(cutoff, c));
+        bool keep = buckets[i] < cut_bucket;
+        if (buckets[i] == cut_bucket) keep = !ranks_before(cutoff, c);
+        n_kept += static_cast<size_t>(keep);
     }
     candidates_.resize(n_kept);
 }
@@ -264,31 +277,32 @@ void Sampler::keep_min_p() {
     candidates_.resize(n_kept);
 }
 
-double Sampler::weigh_candidates() {
-    const float max_logit = max_candidate_logit();
+// Cloned for AVX2 (chosen at load time): twice the lanes of the baseline
+// SSE2 for the one pass that costs most. AVX2 alone brings no fused
+// multiply-add (that is the "fma" target), so both clones give the same bits.
+__attribute__((target_clones("avx2", "default"))) void Sampler::fill_weights(float max_logit,
+                                                                             float temperature) {
     weights_.resize(candidates_.size());
-    double total = 0.0;
-    for (std::size_t i = 0; i < candidates_.size(); ++i) {
-        weights_[i] = std::isfinite(max_logit) ? weight(candidates_[i].logit, max_logit) : 0.0;
-        total += weights_[i];
+    if (!std::isfinite(max_logit)) {
+        std::fill(weights_.begin(), weights_.end(), 0.0f);
+        return;
     }
-    return total;
+    // Shifted by the top logit before the temperature divides (which leaves
+    // the softmax unchanged), so that a tiny temperature cannot overflow.
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+        weights_[i] = exp_nonpositive((candidates_[i].logit - max_logit) / temperature);
+    }
+}
+
+double Sampler::weigh_candidates() {
+    fill_weights(max_candidate_logit(), params_.temperature);
+    return weight_sums_.assign(weights_);
 }
 
 TokenId Sampler::draw(double uniform) {
     const double total = weigh_candidates();
     if (!(total > 0.0)) return candidates_.front().id;
-    const double target = uniform * total;
-    double cumulative = 0.0;
-    for (std::size_t i = 0; i < candidates_.size(); ++i) {
-        cumulative += weights_[i];
-        if (target < cumulative) return candidates_[i].id;
-    }
-    // Rounding left target at the very end: the last token with any weight.
-    for (std::size_t i = candidates_.size(); i-- > 0;) {
-        if (weights_[i] > 0.0) return candidates_[i].id;
-    }
-    return candidates_.back().id;
+    return candidates_[weight_sums_.find(weights_, uniform * total)].id;
 }
 
 TokenId draw_from(std::span<const TokenProbability> distribution, double uniform) {
@@ -325,7 +339,7 @@ std::vector<std::pair<TokenId, float>> top_logprobs(std::span<const float> logit
         entries[i] = {static_cast<TokenId>(i), sortable(logits[i])};
     }
     std::partial_sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(count),
-                      entries.end(), ranks_before<Entry>);
+                      entries.end(), RanksBefore{});
     const double lse = log_sum_exp(logits);
     std::vector<std::pair<TokenId, float>> result;
     result.reserve(count);

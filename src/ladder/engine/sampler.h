@@ -14,6 +14,7 @@
 
 #include "ladder/engine/position_random.h"
 #include "ladder/engine/sampling_params.h"
+#include "ladder/engine/vocab_weights.h"
 #include "ladder/tokenizer/vocabulary.h"
 
 namespace ladder::engine {
@@ -65,6 +66,11 @@ public:
 
 private:
     struct Candidate {
+        // Left uninitialized by default: candidates_ regrows to the whole
+        // vocabulary on every call after a filter shrank it, and is written
+        // over at once (zeroing 262k of them first cost a fifth of a draw).
+        Candidate() {}  // NOLINT(modernize-use-equals-default): = default would zero them
+        Candidate(TokenId id, float logit) : id(id), logit(logit) {}
         TokenId id;
         float logit;
     };
@@ -72,17 +78,23 @@ private:
         Candidate candidate;
         double weight;  // exp(logit - max logit)
     };
+    static float logit_of(const Candidate& c) { return c.logit; }
 
-    // Penalties, filters and temperature: candidates_ holds what is left.
-    // Returns the argmax instead (and leaves candidates_ alone) when greedy.
+    // Penalties and filters: candidates_ holds what is left, with their
+    // logits (the temperature divides them as they are weighed). Returns the
+    // argmax instead (and leaves candidates_ alone) when greedy.
     std::optional<TokenId> shape(std::span<float> logits, std::span<const TokenId> history);
     float max_candidate_logit() const;
     // Keeps the smallest set of top-ranked candidates whose probability reaches top_p.
     void keep_top_p();
     Candidate find_top_p_cutoff(double target);
     void keep_min_p();
-    // Fills weights_ with exp(logit - max) of every candidate; returns their sum.
+    // Fills weights_ with exp((logit - max) / temperature) of every candidate
+    // and weight_sums_ with their running sums; returns their sum.
     double weigh_candidates();
+    // weights_[i] = exp((logit - max_logit) / temperature) of candidate i; all
+    // 0 when max_logit is not finite.
+    void fill_weights(float max_logit, float temperature);
     TokenId draw(double uniform);
 
     SamplingParams params_;
@@ -93,7 +105,9 @@ private:
     std::vector<Candidate> candidates_;
     std::vector<Weighted> selection_;
     std::vector<double> bucket_mass_;
-    std::vector<double> weights_;
+    std::vector<int32_t> buckets_;  // keep_top_p: each candidate's bucket
+    std::vector<float> weights_;
+    WeightSums weight_sums_;
     std::vector<TokenId> window_;  // scratch: the penalized window of history, sorted
     std::vector<TokenProbability> distribution_;
 };

@@ -47,8 +47,11 @@ json request_body(const BenchTarget& target, const BenchPrompt& prompt) {
     json body = {{"model", target.model},
                  {"stream", true},
                  {"stream_options", {{"include_usage", true}}},
-                 {"temperature", 0.0},
+                 {"temperature", target.sampling.temperature},
                  {"ignore_eos", true}};
+    if (target.sampling.top_p) body["top_p"] = *target.sampling.top_p;
+    if (target.sampling.top_k) body["top_k"] = *target.sampling.top_k;
+    if (target.sampling.min_p) body["min_p"] = *target.sampling.min_p;
     if (target.endpoint == BenchEndpoint::Chat) {
         body["messages"] = prompt.payload;
         body["max_completion_tokens"] = prompt.max_tokens;

@@ -22,11 +22,12 @@ struct BenchTarget {
     std::string model;
     BenchEndpoint endpoint = BenchEndpoint::Completions;
     double timeout_s = 600.0;  // longest wait for the next byte of a response
+    BenchSampling sampling;
 };
 
-// The request: streaming with usage in the last chunk, greedy, and
-// ignore_eos so that max_tokens is the output length (ladder and vLLM both
-// take it; others ignore it).
+// The request: streaming with usage in the last chunk, the target's sampling,
+// and ignore_eos so that max_tokens is the output length (ladder and vLLM
+// both take it; others ignore it).
 nlohmann::json request_body(const BenchTarget& target, const BenchPrompt& prompt);
 
 // Sends it and reads the stream to the end. `live_tokens` counts chunks with

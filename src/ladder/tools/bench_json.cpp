@@ -81,6 +81,10 @@ json bench_summary_json(const BenchSummary& s, const BenchInfo& info) {
                              ? json(s.request_rate)
                              : json("inf")},
         {"burstiness", info.burstiness},
+        {"temperature", info.sampling.temperature},
+        {"top_p", or_null(info.sampling.top_p)},
+        {"top_k", or_null(info.sampling.top_k)},
+        {"min_p", or_null(info.sampling.min_p)},
         {"max_concurrency", s.max_concurrency > 0 ? json(s.max_concurrency) : json(nullptr)},
         {"duration", s.duration_s},
         {"completed", s.n_completed},

@@ -68,11 +68,21 @@ std::string format_request_rate(double rate) {
     return std::isfinite(rate) && rate > 0.0 ? fmt::format("{} req/s", rate) : "inf";
 }
 
+std::string describe_sampling(const BenchSampling& sampling) {
+    if (sampling.temperature == 0.0) return "greedy";
+    std::string out = fmt::format("temperature {}", sampling.temperature);
+    if (sampling.top_p) out += fmt::format(", top_p {}", *sampling.top_p);
+    if (sampling.top_k) out += fmt::format(", top_k {}", *sampling.top_k);
+    if (sampling.min_p) out += fmt::format(", min_p {}", *sampling.min_p);
+    return out;
+}
+
 std::string format_summary(const BenchSummary& s, const BenchInfo& info) {
     std::string out = rule(" Serving Benchmark Result ", '=');
     out += row("Endpoint:", fmt::format("{} ({})", info.base_url, info.endpoint));
     out += row("Model:", info.model);
     out += row("Dataset:", info.dataset);
+    out += row("Sampling:", describe_sampling(info.sampling));
     out += row("Successful requests:", std::to_string(s.n_completed));
     out += row("Failed requests:", std::to_string(s.n_failed));
     out += row("Request rate:", format_request_rate(s.request_rate));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ladder/tools/bench_metrics.h"
+#include "ladder/tools/bench_request.h"
 
 namespace ladder::tools {
 
@@ -21,7 +22,11 @@ struct BenchInfo {
     LatencySlo slo;
     std::optional<double> gpu_hour_cost;
     double burstiness = 1.0;  // of the arrivals' gamma gaps; 1: Poisson
+    BenchSampling sampling;   // what each request asked for
 };
+
+// "greedy", or "temperature 1, top_p 0.9, ..." with what was set.
+std::string describe_sampling(const BenchSampling& sampling);
 
 // "inf" or the rate with its unit.
 std::string format_request_rate(double rate);

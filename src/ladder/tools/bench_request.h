@@ -16,6 +16,15 @@ enum class BenchEndpoint { Completions, Chat };
 // "/v1/completions" or "/v1/chat/completions".
 const char* endpoint_path(BenchEndpoint endpoint);
 
+// The sampling every request asks for, as vLLM's bench sets it: greedy
+// unless a temperature is given; the others are sent only when set.
+struct BenchSampling {
+    double temperature = 0.0;
+    std::optional<double> top_p;
+    std::optional<int64_t> top_k;
+    std::optional<double> min_p;
+};
+
 struct BenchPrompt {
     // The value of `prompt` (completions: text or token ids) or `messages`
     // (chat), ready to send.

@@ -118,6 +118,7 @@ void run_bench(const BenchConfig& config) {
     target.api_key = config.api_key;
     target.endpoint = config.dataset.endpoint;
     target.timeout_s = config.timeout_s;
+    target.sampling = config.sampling;
     target.model = probe_endpoint(url, config.api_key, config.model, config.timeout_s);
 
     BenchInfo info;
@@ -131,6 +132,7 @@ void run_bench(const BenchConfig& config) {
     info.slo = config.summary.slo;
     info.gpu_hour_cost = config.summary.gpu_hour_cost;
     info.burstiness = config.burstiness;
+    info.sampling = config.sampling;
 
     HtmlReport report;
     std::vector<nlohmann::json> level_json;

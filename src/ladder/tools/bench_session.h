@@ -27,6 +27,7 @@ struct BenchConfig {
     std::string json_path;
     std::string plot_dir;
     double timeout_s = 600.0;
+    BenchSampling sampling;
     bool show_progress = true;
 };
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -149,6 +150,30 @@ TEST(Sampler, distribution_is_what_sample_draws_from) {
     const auto point = argmax.distribution(third, {});
     ASSERT_EQ(point.size(), 1u);
     EXPECT_EQ(point[0].probability, 1.0);
+}
+
+// Over many chunks of the running sums (vocab_weights.h), with and without
+// a temperature and top-p: the draw finds the token draw_from finds walking
+// the distribution one probability at a time.
+TEST(Sampler, draws_over_a_large_vocabulary_agree_with_the_distribution) {
+    const std::vector<float> logits = random_logits(20000, 17);
+    for (const auto& [temperature, top_p] : {std::pair{1.0f, 1.0f}, std::pair{0.7f, 0.95f}}) {
+        SamplingParams params = seeded(8);
+        params.temperature = temperature;
+        params.top_p = top_p;
+        Sampler sampler(params);
+        std::vector<float> copy = logits;
+        const auto d = sampler.distribution(copy, {});
+        const std::vector<TokenProbability> p(d.begin(), d.end());
+        ASSERT_GT(p.size(), 1000u);
+        for (int position = 0; position < 200; ++position) {
+            std::vector<float> again = logits;
+            EXPECT_EQ(sampler.sample(again, {}, position),
+                      draw_from(p, sampler.uniform(position, DrawPurpose::Sample)))
+                << "temperature " << temperature << ", top_p " << top_p << ", position "
+                << position;
+        }
+    }
 }
 
 TEST(Sampler, unseeded_samplers_differ) {
