@@ -95,9 +95,10 @@ float block_vec_dot(const void* weights, const void* activations, int64_t n) {
     return K::finish(acc);
 }
 
-// A weight block's unpacked codes, kept. (A struct aligned by hand: as a
-// template argument a vector type loses its alignment attribute, and the
-// allocator would give 16-byte storage to 32-byte stores.)
+// A weight block's unpacked codes, kept. (A struct aligned by hand: compiled
+// under `#pragma GCC target` without -mavx on the command line, GCC aligns
+// __m256i to 16 bytes, and the allocator would give 16-byte storage to
+// 32-byte stores.)
 template <typename K>
 struct alignas(32) Codes {
     typename K::Unpacked value;
