@@ -277,11 +277,7 @@ void Sampler::keep_min_p() {
     candidates_.resize(n_kept);
 }
 
-// Cloned for AVX2 (chosen at load time): twice the lanes of the baseline
-// SSE2 for the one pass that costs most. AVX2 alone brings no fused
-// multiply-add (that is the "fma" target), so both clones give the same bits.
-__attribute__((target_clones("avx2", "default"))) void Sampler::fill_weights(float max_logit,
-                                                                             float temperature) {
+void Sampler::fill_weights(float max_logit, float temperature) {
     weights_.resize(candidates_.size());
     if (!std::isfinite(max_logit)) {
         std::fill(weights_.begin(), weights_.end(), 0.0f);
@@ -289,9 +285,8 @@ __attribute__((target_clones("avx2", "default"))) void Sampler::fill_weights(flo
     }
     // Shifted by the top logit before the temperature divides (which leaves
     // the softmax unchanged), so that a tiny temperature cannot overflow.
-    for (std::size_t i = 0; i < candidates_.size(); ++i) {
-        weights_[i] = exp_nonpositive((candidates_[i].logit - max_logit) / temperature);
-    }
+    exp_weights(std::span<const Candidate>(candidates_), logit_of, max_logit, temperature,
+                weights_.data());
 }
 
 double Sampler::weigh_candidates() {

@@ -78,7 +78,8 @@ private:
         Candidate candidate;
         double weight;  // exp(logit - max logit)
     };
-    static float logit_of(const Candidate& c) { return c.logit; }
+    // A lambda, not a function, so that the vocabulary passes inline it.
+    static constexpr auto logit_of = [](const Candidate& c) { return c.logit; };
 
     // Penalties and filters: candidates_ holds what is left, with their
     // logits (the temperature divides them as they are weighed). Returns the
