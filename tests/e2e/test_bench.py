@@ -262,3 +262,7 @@ def test_requests_are_greedy_unless_sampling_flags_are_given(tmp_path):
             (0.7, 0.9, 40, 0.05), body
     assert "temperature 0.7, top_p 0.9, top_k 40, min_p 0.05" in result.stdout
     assert (out["temperature"], out["top_p"], out["top_k"], out["min_p"]) == (0.7, 0.9, 40, 0.05)
+
+    result, out, bodies = bench_against_recorder(tmp_path, "--top-k", "5")
+    assert all(body["temperature"] == 0 and body["top_k"] == 5 for body in bodies), bodies
+    assert "greedy, top_k 5" in result.stdout

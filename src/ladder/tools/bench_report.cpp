@@ -69,8 +69,9 @@ std::string format_request_rate(double rate) {
 }
 
 std::string describe_sampling(const BenchSampling& sampling) {
-    if (sampling.temperature == 0.0) return "greedy";
-    std::string out = fmt::format("temperature {}", sampling.temperature);
+    std::string out = sampling.temperature == 0.0
+                          ? std::string("greedy")
+                          : fmt::format("temperature {}", sampling.temperature);
     if (sampling.top_p) out += fmt::format(", top_p {}", *sampling.top_p);
     if (sampling.top_k) out += fmt::format(", top_k {}", *sampling.top_k);
     if (sampling.min_p) out += fmt::format(", min_p {}", *sampling.min_p);

@@ -25,7 +25,8 @@ struct BenchInfo {
     BenchSampling sampling;   // what each request asked for
 };
 
-// "greedy", or "temperature 1, top_p 0.9, ..." with what was set.
+// "greedy" or "temperature 1", then ", top_p 0.9, ..." for each other
+// parameter sent (at temperature 0 the server ignores them, but they were sent).
 std::string describe_sampling(const BenchSampling& sampling);
 
 // "inf" or the rate with its unit.
