@@ -111,7 +111,8 @@ def test_distributions_past_the_sliding_window_match_llama_cpp(ladder_bin, model
     case = goldens["long_sequence"]
     assert len(case["tokens"]) > 2 * goldens["sliding_window"]
     out = run_ladder_json(ladder_bin, "logprobs", "-m", model, "--tokens", str(case["tokens"]),
-                          "--top", str(goldens["top_n"]), "-t", "2")
+                          "--top", str(goldens["top_n"]), "-t", "2",
+                          "--from", str(case["first_scored"]))
     assert out["tokens"] == case["tokens"]
     ours = out["top_logprobs"][case["first_scored"]:]
     assert len(ours) == len(case["top_logprobs"])

@@ -28,6 +28,7 @@ struct LogprobsOptions {
     int top = 20;
     int batch_prefix = -1;  // < 0: every token in one pass
     int step_tokens = 1;    // tokens per step after the batched prefix
+    int from = 0;           // the first position reported
     model::AttentionPath attention = model::kDefaultAttentionPath;
     KvCacheTypeFlags kv_cache_types;
 };
@@ -58,28 +59,48 @@ void run_logprobs(const LogprobsOptions& options) {
         util::fail("{} tokens exceed the model's context of {}", tokens.size(),
                    bundle.model->config().context_length);
     }
-    util::ThreadPool pool(options.n_threads);
-    engine::Session session(*bundle.model, pool, static_cast<int32_t>(tokens.size()));
-    std::vector<float> logits;
     const auto n_tokens = static_cast<int32_t>(tokens.size());
+    if (options.from >= n_tokens) {
+        util::fail("--from {} is past the last position ({} tokens)", options.from, n_tokens);
+    }
+    util::ThreadPool pool(options.n_threads);
+    engine::Session session(*bundle.model, pool, n_tokens);
+    const auto span_of = [&](int32_t begin, int32_t end) {
+        return std::span<const int32_t>(tokens.data() + begin, static_cast<size_t>(end - begin));
+    };
+    // Rows of logits for positions from..n_tokens - 1, in order.
+    std::vector<float> logits;
     const int32_t n_batched =
         options.batch_prefix < 0 ? n_tokens : std::min(options.batch_prefix, n_tokens);
-    if (n_batched > 0) session.append_scoring_all({tokens.data(), static_cast<size_t>(n_batched)}, logits);
+    // The one pass. Its tokens before `from` are computed as a prompt is,
+    // without the vocabulary product of every row: for a long context that
+    // product is most of the work.
+    const int32_t unreported = std::min(options.from, n_batched);
+    if (unreported > 0) session.append(span_of(0, unreported));
+    if (n_batched > unreported) session.append_scoring_all(span_of(unreported, n_batched), logits);
     // The rest step_tokens per step: one as generation computes them, or a
     // few as a step verifying drafted tokens does.
     std::vector<float> step_logits;
     for (int32_t i = n_batched; i < n_tokens; i += options.step_tokens) {
         const int32_t n = std::min(options.step_tokens, n_tokens - i);
-        session.append_scoring_all({&tokens[static_cast<size_t>(i)], static_cast<size_t>(n)},
-                                   step_logits);
-        logits.insert(logits.end(), step_logits.begin(),
-                      step_logits.begin() + int64_t{n} * vocab_size);
+        session.append_scoring_all(span_of(i, i + n), step_logits);
+        const int32_t first_kept = std::max(i, options.from) - i;
+        if (first_kept < n) {
+            logits.insert(logits.end(), step_logits.begin() + int64_t{first_kept} * vocab_size,
+                          step_logits.begin() + int64_t{n} * vocab_size);
+        }
     }
 
+    // Positions before `from` are null, so that index i is position i.
     nlohmann::json positions = nlohmann::json::array();
-    for (size_t i = 0; i < tokens.size(); ++i) {
-        const std::span<const float> row(logits.data() + i * static_cast<size_t>(vocab_size),
-                                         static_cast<size_t>(vocab_size));
+    for (int32_t i = 0; i < n_tokens; ++i) {
+        if (i < options.from) {
+            positions.push_back(nullptr);
+            continue;
+        }
+        const std::span<const float> row(
+            logits.data() + static_cast<size_t>(i - options.from) * static_cast<size_t>(vocab_size),
+            static_cast<size_t>(vocab_size));
         nlohmann::json top = nlohmann::json::array();
         for (const auto& [id, logprob] : engine::top_logprobs(row, options.top)) {
             top.push_back({id, logprob});
@@ -114,6 +135,13 @@ void add_logprobs_command(CLI::App& app) {
                      "that verifies drafted tokens)")
         ->default_val(1)
         ->check(CLI::Range(1, 1 << 16));
+    command
+        ->add_option("--from", options->from,
+                     "report positions N on; the ones before are null, and their tokens are "
+                     "computed as a prompt is, without the vocabulary product of every row "
+                     "(default 0: every position)")
+        ->default_val(0)
+        ->check(CLI::Range(0, 1 << 24));
     command->add_option("--top", options->top, "log-probabilities per position")
         ->default_val(20)
         ->check(CLI::Range(1, 1000));
